@@ -1,0 +1,1 @@
+//! Benchmarks and complexity tests for the reftable crate (see `benches/`).

@@ -1,0 +1,578 @@
+//! Blocks: the unit records are stored in.
+//!
+//! ```text
+//! u8 block_type | u24 block_len | records… | u24 restart_offset × N | u16 N | padding
+//! ```
+//!
+//! `block_len` counts from the start of the block, which for the first block of a file is
+//! file offset 0, so the first block's length and restart offsets include the file header.
+//! Log blocks hold everything after their 4-byte header as one zlib stream; `block_len` is
+//! then the inflated length.
+
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::record::{self, CodecContext, Record, BLOCK_TYPE_LOG};
+use crate::stats::Stats;
+use crate::varint;
+
+/// Most restart points one block can hold (the count is a u16).
+pub const MAX_RESTARTS: usize = 65535;
+
+/// Where a block is and how it is laid out; the block's bytes are held elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// File offset of the block start (0 for the first block, which holds the file header).
+    pub offset: u64,
+    /// The block type byte.
+    pub block_type: u8,
+    /// Bytes before the block header: the file header size in the first block, else 0.
+    pub header_off: usize,
+    /// `block_len` from the header (the inflated length for log blocks).
+    pub block_len: usize,
+    /// Number of restart points.
+    pub restart_count: usize,
+    /// Offset of the restart table within the block.
+    pub restart_off: usize,
+    /// Bytes from the block start to where the next block starts.
+    pub full_size: usize,
+    /// Bytes of the compressed stream (log blocks), else 0.
+    pub compressed_len: usize,
+}
+
+impl BlockInfo {
+    /// Offset of the first record within the block.
+    pub fn records_start(&self) -> usize {
+        self.header_off + 4
+    }
+
+    /// The i-th restart offset (relative to the block start), unchecked.
+    pub fn restart(&self, data: &[u8], i: usize) -> usize {
+        varint::be24(&data[self.restart_off + 3 * i..]) as usize
+    }
+}
+
+fn corrupt(offset: u64, msg: impl Into<String>) -> Error {
+    Error::format(msg).at_offset(offset)
+}
+
+/// Parse the block starting at `data[0]` (file offset `offset`).
+///
+/// `data` runs from the block start to the end of the table's blocks (the footer start).
+/// `table_block_size` is the header's block size (0 for unaligned tables). When `want` is
+/// given and the block has another (valid) type, returns `Ok(None)`: the section ended.
+/// Log blocks are inflated into `inflated`, which then holds the whole block: the bytes up
+/// to the end of the block header copied from `data`, then the inflated contents.
+pub fn parse_block(
+    data: &[u8],
+    offset: u64,
+    header_off: usize,
+    table_block_size: usize,
+    want: Option<u8>,
+    inflated: &mut Vec<u8>,
+    stats: &mut Stats,
+) -> Result<Option<BlockInfo>> {
+    if data.len() < header_off + 4 {
+        return Err(corrupt(
+            offset,
+            "block header extends past the end of the data",
+        ));
+    }
+    let block_type = data[header_off];
+    if !record::is_block_type(block_type) {
+        return Err(corrupt(
+            offset + header_off as u64,
+            format!("invalid block type byte 0x{block_type:02x}"),
+        ));
+    }
+    if want.is_some_and(|w| w != block_type) {
+        return Ok(None);
+    }
+    stats.blocks_read += 1;
+    let block_len = varint::be24(&data[header_off + 1..]) as usize;
+    let min_len = header_off + 4 + 2;
+    if block_len < min_len {
+        return Err(corrupt(
+            offset + header_off as u64 + 1,
+            format!("block_len {block_len} is smaller than the minimum {min_len}"),
+        ));
+    }
+    let body = header_off + 4;
+    let (content, full_size, compressed_len): (&[u8], usize, usize) =
+        if block_type == BLOCK_TYPE_LOG {
+            let consumed = inflate(&data[body..], block_len - body, inflated, &data[..body])
+                .map_err(|e| e.at_offset(offset + body as u64))?;
+            stats.blocks_inflated += 1;
+            (&inflated[..], body + consumed, consumed)
+        } else {
+            if block_len > data.len() {
+                return Err(corrupt(
+                    offset + header_off as u64 + 1,
+                    format!(
+                        "block_len {block_len} extends past the end of the data ({} bytes left)",
+                        data.len()
+                    ),
+                ));
+            }
+            // Where the next block starts: padded blocks take the table's block size, but a
+            // short block followed by a non-NUL byte is unpadded and the next starts right
+            // after it.
+            let unpadded_next =
+                block_len < table_block_size && block_len < data.len() && data[block_len] != 0;
+            let full = if table_block_size == 0 || unpadded_next {
+                block_len
+            } else {
+                table_block_size
+            };
+            (&data[..block_len], full, 0)
+        };
+    let restart_count = varint::be16(&content[block_len - 2..]) as usize;
+    let restart_bytes = 3 * restart_count;
+    if restart_bytes > block_len - 2 - body {
+        return Err(corrupt(
+            offset + block_len as u64 - 2,
+            format!("restart count {restart_count} does not fit in a block of {block_len} bytes"),
+        ));
+    }
+    Ok(Some(BlockInfo {
+        offset,
+        block_type,
+        header_off,
+        block_len,
+        restart_count,
+        restart_off: block_len - 2 - restart_bytes,
+        full_size,
+        compressed_len,
+    }))
+}
+
+/// Inflate the zlib stream at the start of `input` into `out` (after `prefix`), expecting
+/// exactly `expected` bytes. Returns the compressed bytes consumed. The output grows in
+/// chunks as inflation produces data, so a bogus `block_len` cannot make it allocate up front.
+fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> Result<usize> {
+    const CHUNK: usize = 64 * 1024;
+    out.clear();
+    out.extend_from_slice(prefix);
+    let target = prefix.len() + expected;
+    let mut z = Decompress::new(true);
+    loop {
+        let in_pos = z.total_in() as usize;
+        // One byte more than expected, to notice a stream that inflates to too much.
+        let step = (target + 1 - out.len()).min(CHUNK);
+        let len = out.len();
+        out.resize(len + step, 0);
+        let before_out = z.total_out();
+        let result = z.decompress(&input[in_pos..], &mut out[len..], FlushDecompress::Finish);
+        let produced = (z.total_out() - before_out) as usize;
+        out.truncate(len + produced);
+        let status = result.map_err(|e| {
+            Error::new(
+                ErrorKind::Zlib,
+                format!("log block: invalid zlib data: {e}"),
+            )
+        })?;
+        if out.len() > target {
+            return Err(Error::format(format!(
+                "log block inflates to more than its block_len of {target} bytes"
+            )));
+        }
+        match status {
+            Status::StreamEnd => {
+                if out.len() != target {
+                    return Err(Error::format(format!(
+                        "log block inflates to {} bytes, its block_len says {target}",
+                        out.len()
+                    )));
+                }
+                return Ok(z.total_in() as usize);
+            }
+            Status::Ok | Status::BufError => {
+                if produced == 0 && z.total_in() as usize == in_pos {
+                    return Err(Error::new(
+                        ErrorKind::Zlib,
+                        "log block: zlib stream is truncated",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// A position in a block and the key decoded so far. The block's bytes are passed to each
+/// call, so the cursor can live next to whatever owns them.
+#[derive(Clone, Debug, Default)]
+pub struct BlockCursor {
+    pos: usize,
+    key: Vec<u8>,
+}
+
+impl BlockCursor {
+    /// Position before the first record of the block.
+    pub fn reset(&mut self, info: &BlockInfo) {
+        self.pos = info.records_start();
+        self.key.clear();
+    }
+
+    /// The key of the record decoded last.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// Offset (relative to the block) of the next record.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Decode the next record into `rec`. `Ok(false)` at the end of the block.
+    pub fn next<R: Record>(
+        &mut self,
+        info: &BlockInfo,
+        data: &[u8],
+        rec: &mut R,
+        ctx: &CodecContext,
+        stats: &mut Stats,
+    ) -> Result<bool> {
+        if self.pos >= info.restart_off {
+            return Ok(false);
+        }
+        let records = &data[..info.restart_off];
+        let at = self.pos;
+        let err = |msg: &str| record_error(info, at, msg);
+        let h = record::decode_key(&records[at..], &mut self.key).map_err(err)?;
+        let vstart = at + h.len();
+        let n = rec
+            .decode(&self.key, h.value_type, &records[vstart..], ctx)
+            .map_err(err)?;
+        stats.records_decoded += 1;
+        self.pos = vstart + n;
+        Ok(true)
+    }
+
+    /// The key of restart record `i`, checked: inside the records, prefix length 0.
+    fn restart_key<'d>(&self, info: &BlockInfo, data: &'d [u8], i: usize) -> Result<&'d [u8]> {
+        let r = info.restart(data, i);
+        if r < info.records_start() || r >= info.restart_off {
+            return Err(record_error(
+                info,
+                info.restart_off + 3 * i,
+                &format!("restart offset {r} is outside the records"),
+            ));
+        }
+        let h = record::decode_key_header(&data[r..info.restart_off])
+            .map_err(|m| record_error(info, r, m))?;
+        if h.prefix_len != 0 {
+            return Err(record_error(
+                info,
+                r,
+                "restart point at a prefix-compressed record",
+            ));
+        }
+        Ok(&data[r + h.suffix_start..r + h.len()])
+    }
+
+    /// Position the cursor at the first record whose key is `>= want`, decoded into `rec`.
+    /// `Ok(false)` when every key in the block is smaller.
+    ///
+    /// Binary search over the restart points, then a linear scan from the last restart whose
+    /// key is not greater than `want`.
+    pub fn seek<R: Record>(
+        &mut self,
+        info: &BlockInfo,
+        data: &[u8],
+        want: &[u8],
+        rec: &mut R,
+        ctx: &CodecContext,
+        stats: &mut Stats,
+    ) -> Result<bool> {
+        // Smallest restart index whose key is greater than `want`.
+        let (mut lo, mut hi) = (0usize, info.restart_count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            stats.key_comparisons += 1;
+            if self.restart_key(info, data, mid)? > want {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        self.key.clear();
+        self.pos = if lo == 0 {
+            info.records_start()
+        } else {
+            info.restart(data, lo - 1)
+        };
+        while self.next(info, data, rec, ctx, stats)? {
+            stats.key_comparisons += 1;
+            if self.key.as_slice() >= want {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+fn record_error(info: &BlockInfo, at: usize, msg: &str) -> Error {
+    if info.block_type == BLOCK_TYPE_LOG {
+        corrupt(
+            info.offset,
+            format!("log block, inflated offset {at}: {msg}"),
+        )
+    } else {
+        corrupt(info.offset + at as u64, msg.to_string())
+    }
+}
+
+/// Builds one block: prefix-compressed records, the restart table, and for log blocks the
+/// zlib stream, following git's writer rules exactly.
+#[derive(Debug)]
+pub struct BlockWriter {
+    buf: Vec<u8>,
+    block_type: u8,
+    header_off: usize,
+    block_size: usize,
+    restart_interval: usize,
+    restarts: Vec<u32>,
+    entries: usize,
+    last_key: Vec<u8>,
+    key: Vec<u8>,
+    scratch: Vec<u8>,
+    compressed: Vec<u8>,
+    zlib: Option<Compress>,
+}
+
+impl BlockWriter {
+    /// A writer for blocks of `block_size` bytes with a restart every `restart_interval`
+    /// records.
+    pub fn new(block_size: usize, restart_interval: usize) -> BlockWriter {
+        BlockWriter {
+            buf: Vec::with_capacity(block_size),
+            block_type: 0,
+            header_off: 0,
+            block_size,
+            restart_interval: restart_interval.max(1),
+            restarts: Vec::new(),
+            entries: 0,
+            last_key: Vec::new(),
+            key: Vec::new(),
+            scratch: Vec::new(),
+            compressed: Vec::new(),
+            zlib: None,
+        }
+    }
+
+    /// Start a new, empty block of `block_type`; `header_off` bytes are left for the file
+    /// header (first block only).
+    pub fn reset(&mut self, block_type: u8, header_off: usize) {
+        self.buf.clear();
+        self.buf.resize(header_off + 4, 0);
+        self.buf[header_off] = block_type;
+        self.block_type = block_type;
+        self.header_off = header_off;
+        self.restarts.clear();
+        self.entries = 0;
+        self.last_key.clear();
+    }
+
+    /// The type of the block being built.
+    pub fn block_type(&self) -> u8 {
+        self.block_type
+    }
+
+    /// Records added so far.
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// Restart points so far.
+    pub fn restart_count(&self) -> usize {
+        self.restarts.len()
+    }
+
+    /// Key of the last record added.
+    pub fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+
+    /// Header offset of the block being built.
+    pub fn header_off(&self) -> usize {
+        self.header_off
+    }
+
+    /// Add a record. [`ErrorKind::EntryTooBig`] when it does not fit in what is left of the
+    /// block (the block is unchanged then), [`ErrorKind::Api`] for an empty key.
+    pub fn add<R: Record>(&mut self, rec: &R, ctx: &CodecContext) -> Result<()> {
+        rec.write_key(&mut self.key);
+        if self.key.is_empty() {
+            return Err(Error::api("record with an empty key"));
+        }
+        let prev: &[u8] = if self.entries % self.restart_interval == 0 {
+            &[]
+        } else {
+            &self.last_key
+        };
+        self.scratch.clear();
+        let mut is_restart =
+            record::encode_key(&mut self.scratch, prev, &self.key, rec.value_type());
+        rec.encode_value(&mut self.scratch, ctx);
+        let n = self.scratch.len();
+        let mut restarts = self.restarts.len();
+        if restarts >= MAX_RESTARTS {
+            is_restart = false;
+        }
+        if is_restart {
+            restarts += 1;
+        }
+        let next = self.buf.len();
+        if 2 + 3 * restarts + n > self.block_size.saturating_sub(next) {
+            return Err(Error::new(
+                ErrorKind::EntryTooBig,
+                format!(
+                    "record of {n} bytes does not fit in the {} bytes left of a {}-byte block",
+                    self.block_size.saturating_sub(next),
+                    self.block_size
+                ),
+            ));
+        }
+        if is_restart {
+            self.restarts.push(next as u32);
+        }
+        self.buf.extend_from_slice(&self.scratch);
+        std::mem::swap(&mut self.last_key, &mut self.key);
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Finish the block: append the restart table, set `block_len`, and compress log
+    /// blocks. Returns the length of the finished block; its bytes are then
+    /// [`BlockWriter::finished`]. The first `header_off` bytes are zero, for the caller to
+    /// fill with the file header ([`BlockWriter::set_header`]).
+    pub fn finish(&mut self) -> Result<usize> {
+        for &r in &self.restarts {
+            self.buf.extend_from_slice(&r.to_be_bytes()[1..]);
+        }
+        self.buf
+            .extend_from_slice(&(self.restarts.len() as u16).to_be_bytes());
+        let len = self.buf.len() as u32;
+        varint::put_be24(&mut self.buf[self.header_off + 1..], len);
+        if self.block_type == BLOCK_TYPE_LOG {
+            let skip = self.header_off + 4;
+            let z = self
+                .zlib
+                .get_or_insert_with(|| Compress::new(Compression::new(9), true));
+            z.reset();
+            let src = &self.buf[skip..];
+            self.compressed.clear();
+            self.compressed.reserve(src.len() + src.len() / 8 + 128);
+            loop {
+                let consumed = z.total_in() as usize;
+                let status = z
+                    .compress_vec(
+                        &src[consumed..],
+                        &mut self.compressed,
+                        FlushCompress::Finish,
+                    )
+                    .map_err(|e| Error::new(ErrorKind::Zlib, format!("deflate failed: {e}")))?;
+                match status {
+                    Status::StreamEnd => break,
+                    _ => self.compressed.reserve(self.compressed.capacity() + 64),
+                }
+            }
+            self.buf.truncate(skip);
+            self.buf.extend_from_slice(&self.compressed);
+        }
+        Ok(self.buf.len())
+    }
+
+    /// The bytes of the block after [`BlockWriter::finish`].
+    pub fn finished(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Copy the file header into the first `header_off` bytes of the block.
+    pub fn set_header(&mut self, header: &[u8]) {
+        let n = self.header_off.min(header.len());
+        self.buf[..n].copy_from_slice(&header[..n]);
+    }
+}
+
+/// A block parsed from bytes, with its own copy of the inflated contents for log blocks.
+///
+/// For tools and tests that look at one block at a time:
+///
+/// ```
+/// use reftable::block::{Block, BlockWriter};
+/// use reftable::record::{CodecContext, RefRecord, RefValue, BLOCK_TYPE_REF};
+///
+/// let ctx = CodecContext { hash_size: 20, min_update_index: 1 };
+/// let mut w = BlockWriter::new(256, 16);
+/// w.reset(BLOCK_TYPE_REF, 0);
+/// w.add(&RefRecord::new("HEAD", 1, RefValue::Symref(b"refs/heads/main".to_vec())), &ctx).unwrap();
+/// w.finish().unwrap();
+/// let bytes = w.finished().to_vec();
+///
+/// let block = Block::parse(&bytes, 0, 0).unwrap();
+/// let recs: Vec<RefRecord> = block.records(&ctx).unwrap();
+/// assert_eq!(recs[0].refname, b"HEAD");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Block<'a> {
+    data: std::borrow::Cow<'a, [u8]>,
+    info: BlockInfo,
+}
+
+impl<'a> Block<'a> {
+    /// Parse a block of any type at the start of `data`.
+    pub fn parse(data: &'a [u8], header_off: usize, table_block_size: usize) -> Result<Block<'a>> {
+        let mut inflated = Vec::new();
+        let mut stats = Stats::default();
+        let info = parse_block(
+            data,
+            0,
+            header_off,
+            table_block_size,
+            None,
+            &mut inflated,
+            &mut stats,
+        )?
+        .expect("no type wanted, so a block is always returned");
+        let data = if info.block_type == BLOCK_TYPE_LOG {
+            std::borrow::Cow::Owned(inflated)
+        } else {
+            std::borrow::Cow::Borrowed(&data[..info.block_len])
+        };
+        Ok(Block { data, info })
+    }
+
+    /// The block's layout.
+    pub fn info(&self) -> &BlockInfo {
+        &self.info
+    }
+
+    /// The block's (inflated) bytes, from the block start to `block_len`.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Decode every record of the block as `R`.
+    pub fn records<R: Record>(&self, ctx: &CodecContext) -> Result<Vec<R>> {
+        let mut cur = BlockCursor::default();
+        cur.reset(&self.info);
+        let mut out = Vec::new();
+        let mut rec = R::default();
+        let mut stats = Stats::default();
+        while cur.next(&self.info, &self.data, &mut rec, ctx, &mut stats)? {
+            out.push(rec.clone());
+        }
+        Ok(out)
+    }
+
+    /// The first record with a key `>= want`, if any.
+    pub fn seek<R: Record>(&self, want: &[u8], ctx: &CodecContext) -> Result<Option<R>> {
+        let mut cur = BlockCursor::default();
+        let mut rec = R::default();
+        let mut stats = Stats::default();
+        Ok(cur
+            .seek(&self.info, &self.data, want, &mut rec, ctx, &mut stats)?
+            .then_some(rec))
+    }
+}

@@ -1,0 +1,58 @@
+//! # reftable
+//!
+//! A reader and writer for git's [reftable] ref storage format: the sorted, prefix-compressed,
+//! block-indexed files git keeps in `.git/reftable/` when a repository uses
+//! `--ref-format=reftable`.
+//!
+//! - Reads every table git writes: SHA-1 (version 1) and SHA-256 (version 2), ref, obj, log
+//!   and index blocks, multi-level indexes, log-only and unpadded tables.
+//! - Writes tables byte-identical to git's for the same records and options
+//!   ([`Writer`], [`WriteOptions`]).
+//! - Never panics, aborts, hangs or allocates without bound on corrupt input: every problem
+//!   is an [`Error`] of kind [`ErrorKind::Format`] (or [`ErrorKind::Zlib`]) naming the file
+//!   and byte offset.
+//!
+//! The read path, one module a step: [`varint`] → [`block`] → [`record`] → [`table`].
+//!
+//! ```
+//! use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+//!
+//! let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+//! let mut w = Writer::new(Vec::new(), WriteOptions::default());
+//! w.set_limits(1, 1).unwrap();
+//! for name in ["refs/heads/a", "refs/heads/b", "refs/tags/v1"] {
+//!     w.add_ref(&RefRecord::new(name, 1, RefValue::Val1(id))).unwrap();
+//! }
+//! let table = Table::from_bytes("example.ref", w.finish().unwrap()).unwrap();
+//!
+//! let names: Vec<Vec<u8>> = table
+//!     .seek_ref(b"refs/heads/b")
+//!     .unwrap()
+//!     .map(|r| r.unwrap().refname)
+//!     .collect();
+//! assert_eq!(names, [b"refs/heads/b".to_vec(), b"refs/tags/v1".to_vec()]);
+//! ```
+//!
+//! [reftable]: https://git-scm.com/docs/reftable
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod block;
+mod bytes;
+mod error;
+mod hash;
+pub mod record;
+mod stats;
+pub mod table;
+pub mod varint;
+mod writer;
+
+pub use error::{Error, ErrorKind, Result};
+pub use hash::{HashId, ObjectId};
+pub use record::{
+    IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
+};
+pub use stats::Stats;
+pub use table::{Table, TableInfo, TableIter};
+pub use writer::{SectionStats, WriteOptions, Writer, WriterStats, MAX_BLOCK_SIZE};

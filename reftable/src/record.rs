@@ -1,0 +1,750 @@
+//! Records and their encodings: key prefix compression, and the ref, log, obj and index
+//! records stored in the four block types.
+//!
+//! Every record is stored as
+//! `varint(prefix_len) varint(suffix_len << 3 | value_type) suffix value`, where the key is the
+//! first `prefix_len` bytes of the previous key in the block followed by `suffix`.
+
+use std::fmt;
+
+use crate::hash::ObjectId;
+use crate::varint;
+
+/// Block type byte of ref blocks.
+pub const BLOCK_TYPE_REF: u8 = b'r';
+/// Block type byte of log blocks.
+pub const BLOCK_TYPE_LOG: u8 = b'g';
+/// Block type byte of obj blocks.
+pub const BLOCK_TYPE_OBJ: u8 = b'o';
+/// Block type byte of index blocks.
+pub const BLOCK_TYPE_INDEX: u8 = b'i';
+
+/// Whether `t` is one of the four block type bytes.
+pub fn is_block_type(t: u8) -> bool {
+    matches!(
+        t,
+        BLOCK_TYPE_REF | BLOCK_TYPE_LOG | BLOCK_TYPE_OBJ | BLOCK_TYPE_INDEX
+    )
+}
+
+/// What a record's value is decoded against: the table's object id size and the update index
+/// that ref records are stored relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodecContext {
+    /// Object id size in bytes (20 or 32).
+    pub hash_size: usize,
+    /// The table's `min_update_index`; ref records store `update_index - min_update_index`.
+    pub min_update_index: u64,
+}
+
+/// A record type stored in one kind of block.
+///
+/// Implemented by [`RefRecord`], [`LogRecord`], [`ObjRecord`] and [`IndexRecord`]; the
+/// block and table iterators are generic over it.
+pub trait Record: Clone + Default + fmt::Debug + Send + Sync + 'static {
+    /// The block type this record lives in.
+    const BLOCK_TYPE: u8;
+
+    /// Replace the contents of `out` with this record's key.
+    fn write_key(&self, out: &mut Vec<u8>);
+
+    /// The 3-bit value type stored next to the key.
+    fn value_type(&self) -> u8;
+
+    /// Append the encoded value (everything after the key) to `out`.
+    fn encode_value(&self, out: &mut Vec<u8>, ctx: &CodecContext);
+
+    /// Decode the record whose full key is `key` from the value bytes at the start of `data`,
+    /// reusing this record's buffers. Returns the number of value bytes consumed.
+    fn decode(
+        &mut self,
+        key: &[u8],
+        value_type: u8,
+        data: &[u8],
+        ctx: &CodecContext,
+    ) -> Result<usize, &'static str>;
+
+    /// Whether this record is a deletion (tombstone). Obj and index records never are.
+    fn is_deletion(&self) -> bool {
+        false
+    }
+}
+
+/// Append the prefix-compressed encoding of `key` (relative to `prev`) with `value_type` in
+/// the low bits. Returns whether the record is a restart point (prefix length 0).
+pub fn encode_key(out: &mut Vec<u8>, prev: &[u8], key: &[u8], value_type: u8) -> bool {
+    let prefix = varint::common_prefix(prev, key);
+    let suffix = &key[prefix..];
+    varint::put(out, prefix as u64);
+    varint::put(
+        out,
+        ((suffix.len() as u64) << 3) | u64::from(value_type & 7),
+    );
+    out.extend_from_slice(suffix);
+    prefix == 0
+}
+
+/// The fixed part of an encoded key: how much of the previous key to keep and the suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyHeader {
+    /// Bytes taken from the previous key.
+    pub prefix_len: usize,
+    /// Where the suffix starts (relative to the record start).
+    pub suffix_start: usize,
+    /// Suffix length.
+    pub suffix_len: usize,
+    /// The 3-bit value type.
+    pub value_type: u8,
+}
+
+impl KeyHeader {
+    /// Bytes of the key encoding, header and suffix.
+    pub fn len(&self) -> usize {
+        self.suffix_start + self.suffix_len
+    }
+
+    /// Whether the encoding is empty (never true for a decoded header).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Parse the key encoding at the start of `data`, checking that the suffix is inside `data`.
+pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
+    let (prefix, n1) = varint::get(data).ok_or("truncated or overflowing key prefix length")?;
+    let (st, n2) = varint::get(&data[n1..]).ok_or("truncated or overflowing key suffix length")?;
+    let suffix_len = st >> 3;
+    let suffix_start = n1 + n2;
+    if suffix_len > (data.len() - suffix_start) as u64 {
+        return Err("key suffix extends past the end of the records");
+    }
+    if prefix > usize::MAX as u64 {
+        return Err("key prefix length too large");
+    }
+    Ok(KeyHeader {
+        prefix_len: prefix as usize,
+        suffix_start,
+        suffix_len: suffix_len as usize,
+        value_type: (st & 7) as u8,
+    })
+}
+
+/// Decode the key at the start of `data` on top of `key` (the previous key), in place.
+/// Returns the header; `key` then holds the full key.
+pub fn decode_key(data: &[u8], key: &mut Vec<u8>) -> Result<KeyHeader, &'static str> {
+    let h = decode_key_header(data)?;
+    if h.prefix_len > key.len() {
+        return Err("key prefix length exceeds the previous key");
+    }
+    key.truncate(h.prefix_len);
+    key.extend_from_slice(&data[h.suffix_start..h.len()]);
+    if key.is_empty() {
+        return Err("empty key");
+    }
+    Ok(h)
+}
+
+fn get_varint(data: &[u8], pos: &mut usize, what: &'static str) -> Result<u64, &'static str> {
+    let (v, n) = varint::get(&data[*pos..]).ok_or(what)?;
+    *pos += n;
+    Ok(v)
+}
+
+fn get_bytes<'a>(
+    data: &'a [u8],
+    pos: &mut usize,
+    len: u64,
+    what: &'static str,
+) -> Result<&'a [u8], &'static str> {
+    if len > (data.len() - *pos) as u64 {
+        return Err(what);
+    }
+    let s = &data[*pos..*pos + len as usize];
+    *pos += len as usize;
+    Ok(s)
+}
+
+fn get_id(
+    data: &[u8],
+    pos: &mut usize,
+    size: usize,
+    what: &'static str,
+) -> Result<ObjectId, &'static str> {
+    let b = get_bytes(data, pos, size as u64, what)?;
+    ObjectId::from_bytes(b).ok_or("unsupported object id size")
+}
+
+fn get_string_into(
+    data: &[u8],
+    pos: &mut usize,
+    out: &mut Vec<u8>,
+    what: &'static str,
+) -> Result<(), &'static str> {
+    let len = get_varint(data, pos, what)?;
+    let s = get_bytes(data, pos, len, what)?;
+    out.clear();
+    out.extend_from_slice(s);
+    Ok(())
+}
+
+fn put_string(out: &mut Vec<u8>, s: &[u8]) {
+    varint::put(out, s.len() as u64);
+    out.extend_from_slice(s);
+}
+
+/// The value of a ref record.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RefValue {
+    /// A tombstone: the ref is deleted (value type 0).
+    #[default]
+    Deletion,
+    /// The ref points at an object (value type 1).
+    Val1(ObjectId),
+    /// The ref points at an annotated tag, stored with its peeled object (value type 2).
+    Val2 {
+        /// The tag object the ref points at.
+        value: ObjectId,
+        /// The object the tag peels to.
+        peeled: ObjectId,
+    },
+    /// A symbolic ref and its target name (value type 3).
+    Symref(Vec<u8>),
+}
+
+/// A ref record: a ref name, the update index that wrote it, and its value.
+///
+/// ```
+/// use reftable::{ObjectId, Record, RefRecord, RefValue};
+/// let r = RefRecord::new("refs/heads/main", 1, RefValue::Val1(ObjectId::null(Default::default())));
+/// assert_eq!(r.refname, b"refs/heads/main");
+/// assert!(!r.is_deletion());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RefRecord {
+    /// The ref name as raw bytes.
+    pub refname: Vec<u8>,
+    /// The update index of the transaction that wrote this record.
+    pub update_index: u64,
+    /// The value.
+    pub value: RefValue,
+}
+
+impl RefRecord {
+    /// A record from a name, an update index and a value.
+    pub fn new(refname: impl Into<Vec<u8>>, update_index: u64, value: RefValue) -> RefRecord {
+        RefRecord {
+            refname: refname.into(),
+            update_index,
+            value,
+        }
+    }
+
+    /// The object the ref points at directly, if any.
+    pub fn value_id(&self) -> Option<&ObjectId> {
+        match &self.value {
+            RefValue::Val1(id) | RefValue::Val2 { value: id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The peeled object of an annotated tag ref, if stored.
+    pub fn peeled_id(&self) -> Option<&ObjectId> {
+        match &self.value {
+            RefValue::Val2 { peeled, .. } => Some(peeled),
+            _ => None,
+        }
+    }
+
+    /// The target of a symbolic ref.
+    pub fn symref_target(&self) -> Option<&[u8]> {
+        match &self.value {
+            RefValue::Symref(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl Record for RefRecord {
+    const BLOCK_TYPE: u8 = BLOCK_TYPE_REF;
+
+    fn write_key(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.refname);
+    }
+
+    fn value_type(&self) -> u8 {
+        match self.value {
+            RefValue::Deletion => 0,
+            RefValue::Val1(_) => 1,
+            RefValue::Val2 { .. } => 2,
+            RefValue::Symref(_) => 3,
+        }
+    }
+
+    fn encode_value(&self, out: &mut Vec<u8>, ctx: &CodecContext) {
+        varint::put(out, self.update_index.wrapping_sub(ctx.min_update_index));
+        match &self.value {
+            RefValue::Deletion => {}
+            RefValue::Val1(id) => out.extend_from_slice(id.as_bytes()),
+            RefValue::Val2 { value, peeled } => {
+                out.extend_from_slice(value.as_bytes());
+                out.extend_from_slice(peeled.as_bytes());
+            }
+            RefValue::Symref(target) => put_string(out, target),
+        }
+    }
+
+    fn decode(
+        &mut self,
+        key: &[u8],
+        value_type: u8,
+        data: &[u8],
+        ctx: &CodecContext,
+    ) -> Result<usize, &'static str> {
+        let mut pos = 0;
+        let delta = get_varint(data, &mut pos, "truncated ref update index")?;
+        self.update_index = ctx
+            .min_update_index
+            .checked_add(delta)
+            .ok_or("ref update index overflows")?;
+        self.refname.clear();
+        self.refname.extend_from_slice(key);
+        let what = "ref value extends past the end of the records";
+        match value_type {
+            0 => self.value = RefValue::Deletion,
+            1 => self.value = RefValue::Val1(get_id(data, &mut pos, ctx.hash_size, what)?),
+            2 => {
+                let value = get_id(data, &mut pos, ctx.hash_size, what)?;
+                let peeled = get_id(data, &mut pos, ctx.hash_size, what)?;
+                self.value = RefValue::Val2 { value, peeled };
+            }
+            3 => {
+                let mut target = match std::mem::take(&mut self.value) {
+                    RefValue::Symref(t) => t,
+                    _ => Vec::new(),
+                };
+                get_string_into(data, &mut pos, &mut target, what)?;
+                self.value = RefValue::Symref(target);
+            }
+            _ => return Err("invalid ref value type (4..7 are reserved)"),
+        }
+        Ok(pos)
+    }
+
+    fn is_deletion(&self) -> bool {
+        matches!(self.value, RefValue::Deletion)
+    }
+}
+
+/// The contents of a reflog entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LogUpdate {
+    /// The value before the update (null id when the ref was created).
+    pub old_id: ObjectId,
+    /// The value after the update (null id when the ref was deleted).
+    pub new_id: ObjectId,
+    /// Committer name.
+    pub name: Vec<u8>,
+    /// Committer email, without `<>`.
+    pub email: Vec<u8>,
+    /// Seconds since the epoch.
+    pub time: u64,
+    /// Time zone as git stores it: the `±HHMM` of the ident read as a decimal number
+    /// (`+0530` → 530, `-0800` → -800).
+    pub tz_offset: i16,
+    /// The message; git's writer stores exactly one trailing newline.
+    pub message: Vec<u8>,
+}
+
+/// The value of a log record.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LogValue {
+    /// A log tombstone: hides the entry with the same key in older tables (value type 0).
+    #[default]
+    Deletion,
+    /// A reflog entry (value type 1).
+    Update(LogUpdate),
+}
+
+/// A log record: one reflog entry (or tombstone) of a ref, keyed by ref name and update
+/// index, newest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LogRecord {
+    /// The ref name as raw bytes.
+    pub refname: Vec<u8>,
+    /// The update index of the transaction that wrote the entry.
+    pub update_index: u64,
+    /// The entry.
+    pub value: LogValue,
+}
+
+impl LogRecord {
+    /// The reflog entry, unless this is a tombstone.
+    pub fn update(&self) -> Option<&LogUpdate> {
+        match &self.value {
+            LogValue::Update(u) => Some(u),
+            LogValue::Deletion => None,
+        }
+    }
+
+    /// The key of the newest possible entry of `refname`: where a reflog seek starts.
+    pub fn seek_key(refname: &[u8], update_index: u64) -> Vec<u8> {
+        let mut key = Vec::with_capacity(refname.len() + 9);
+        key.extend_from_slice(refname);
+        key.push(0);
+        key.extend_from_slice(&(u64::MAX - update_index).to_be_bytes());
+        key
+    }
+}
+
+impl Record for LogRecord {
+    const BLOCK_TYPE: u8 = BLOCK_TYPE_LOG;
+
+    fn write_key(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.refname);
+        out.push(0);
+        out.extend_from_slice(&(u64::MAX - self.update_index).to_be_bytes());
+    }
+
+    fn value_type(&self) -> u8 {
+        match self.value {
+            LogValue::Deletion => 0,
+            LogValue::Update(_) => 1,
+        }
+    }
+
+    fn encode_value(&self, out: &mut Vec<u8>, _ctx: &CodecContext) {
+        if let LogValue::Update(u) = &self.value {
+            out.extend_from_slice(u.old_id.as_bytes());
+            out.extend_from_slice(u.new_id.as_bytes());
+            put_string(out, &u.name);
+            put_string(out, &u.email);
+            varint::put(out, u.time);
+            out.extend_from_slice(&u.tz_offset.to_be_bytes());
+            put_string(out, &u.message);
+        }
+    }
+
+    fn decode(
+        &mut self,
+        key: &[u8],
+        value_type: u8,
+        data: &[u8],
+        ctx: &CodecContext,
+    ) -> Result<usize, &'static str> {
+        if key.len() <= 9 || key[key.len() - 9] != 0 {
+            return Err("log key is not refname, NUL, 8-byte update index");
+        }
+        let name_len = key.len() - 9;
+        self.refname.clear();
+        self.refname.extend_from_slice(&key[..name_len]);
+        self.update_index = u64::MAX - varint::be64(&key[name_len + 1..]);
+        if value_type == 0 {
+            self.value = LogValue::Deletion;
+            return Ok(0);
+        }
+        let mut u = match std::mem::take(&mut self.value) {
+            LogValue::Update(u) => u,
+            LogValue::Deletion => LogUpdate::default(),
+        };
+        let what = "log value extends past the end of the records";
+        let mut pos = 0;
+        u.old_id = get_id(data, &mut pos, ctx.hash_size, what)?;
+        u.new_id = get_id(data, &mut pos, ctx.hash_size, what)?;
+        get_string_into(data, &mut pos, &mut u.name, what)?;
+        get_string_into(data, &mut pos, &mut u.email, what)?;
+        u.time = get_varint(data, &mut pos, what)?;
+        let tz = get_bytes(data, &mut pos, 2, what)?;
+        u.tz_offset = i16::from_be_bytes([tz[0], tz[1]]);
+        get_string_into(data, &mut pos, &mut u.message, what)?;
+        self.value = LogValue::Update(u);
+        Ok(pos)
+    }
+
+    fn is_deletion(&self) -> bool {
+        matches!(self.value, LogValue::Deletion)
+    }
+}
+
+/// An obj record: an abbreviated object id and the offsets of the ref blocks holding refs
+/// that point at objects with that prefix.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ObjRecord {
+    /// The first `obj_id_len` bytes of the object id.
+    pub hash_prefix: Vec<u8>,
+    /// Ascending ref block offsets. Empty means "positions omitted: scan all refs".
+    pub offsets: Vec<u64>,
+}
+
+impl Record for ObjRecord {
+    const BLOCK_TYPE: u8 = BLOCK_TYPE_OBJ;
+
+    fn write_key(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.hash_prefix);
+    }
+
+    fn value_type(&self) -> u8 {
+        if (1..8).contains(&self.offsets.len()) {
+            self.offsets.len() as u8
+        } else {
+            0
+        }
+    }
+
+    fn encode_value(&self, out: &mut Vec<u8>, _ctx: &CodecContext) {
+        let n = self.offsets.len();
+        if n == 0 || n >= 8 {
+            varint::put(out, n as u64);
+        }
+        let mut last = 0;
+        for (i, &off) in self.offsets.iter().enumerate() {
+            varint::put(out, if i == 0 { off } else { off.wrapping_sub(last) });
+            last = off;
+        }
+    }
+
+    fn decode(
+        &mut self,
+        key: &[u8],
+        value_type: u8,
+        data: &[u8],
+        _ctx: &CodecContext,
+    ) -> Result<usize, &'static str> {
+        self.hash_prefix.clear();
+        self.hash_prefix.extend_from_slice(key);
+        self.offsets.clear();
+        let mut pos = 0;
+        let what = "obj record extends past the end of the records";
+        let count = if value_type == 0 {
+            get_varint(data, &mut pos, what)?
+        } else {
+            u64::from(value_type)
+        };
+        // Every position takes at least one byte: a count beyond the data is corrupt, and
+        // checking it first keeps a bogus count from allocating.
+        if count > (data.len() - pos) as u64 {
+            return Err(what);
+        }
+        self.offsets.reserve(count as usize);
+        let mut last = 0u64;
+        for i in 0..count {
+            let v = get_varint(data, &mut pos, what)?;
+            last = if i == 0 {
+                v
+            } else {
+                last.checked_add(v).ok_or("obj record position overflows")?
+            };
+            self.offsets.push(last);
+        }
+        Ok(pos)
+    }
+}
+
+/// An index record: the last key of a block and the block's file offset.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct IndexRecord {
+    /// The last key stored in the indexed block.
+    pub last_key: Vec<u8>,
+    /// File offset of the indexed block (0 for the first block).
+    pub offset: u64,
+}
+
+impl Record for IndexRecord {
+    const BLOCK_TYPE: u8 = BLOCK_TYPE_INDEX;
+
+    fn write_key(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.last_key);
+    }
+
+    fn value_type(&self) -> u8 {
+        0
+    }
+
+    fn encode_value(&self, out: &mut Vec<u8>, _ctx: &CodecContext) {
+        varint::put(out, self.offset);
+    }
+
+    fn decode(
+        &mut self,
+        key: &[u8],
+        _value_type: u8,
+        data: &[u8],
+        _ctx: &CodecContext,
+    ) -> Result<usize, &'static str> {
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
+        let mut pos = 0;
+        self.offset = get_varint(data, &mut pos, "truncated index record offset")?;
+        Ok(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::HashId;
+
+    const CTX: CodecContext = CodecContext {
+        hash_size: 20,
+        min_update_index: 5,
+    };
+
+    fn id(b: u8) -> ObjectId {
+        ObjectId::from_bytes(&[b; 20]).unwrap()
+    }
+
+    fn roundtrip<R: Record + PartialEq>(rec: &R, ctx: &CodecContext) {
+        let mut key = Vec::new();
+        rec.write_key(&mut key);
+        let mut enc = Vec::new();
+        encode_key(&mut enc, b"", &key, rec.value_type());
+        let klen = enc.len();
+        rec.encode_value(&mut enc, ctx);
+        let mut k2 = Vec::new();
+        let h = decode_key(&enc, &mut k2).unwrap();
+        assert_eq!(h.len(), klen);
+        assert_eq!(k2, key);
+        let mut out = R::default();
+        let n = out.decode(&k2, h.value_type, &enc[klen..], ctx).unwrap();
+        assert_eq!(n, enc.len() - klen, "value length");
+        assert_eq!(&out, rec);
+        // Truncating the value anywhere must fail cleanly.
+        for cut in klen..enc.len() {
+            let mut o = R::default();
+            assert!(o.decode(&k2, h.value_type, &enc[klen..cut], ctx).is_err());
+        }
+    }
+
+    #[test]
+    fn ref_roundtrip_all_types() {
+        for value in [
+            RefValue::Deletion,
+            RefValue::Val1(id(1)),
+            RefValue::Val2 {
+                value: id(2),
+                peeled: id(3),
+            },
+            RefValue::Symref(b"refs/heads/main".to_vec()),
+        ] {
+            roundtrip(&RefRecord::new("refs/heads/x", 7, value), &CTX);
+        }
+    }
+
+    #[test]
+    fn ref_invalid_value_type() {
+        let mut r = RefRecord::default();
+        for vt in 4..8 {
+            assert_eq!(
+                r.decode(b"a", vt, &[0], &CTX),
+                Err("invalid ref value type (4..7 are reserved)")
+            );
+        }
+    }
+
+    #[test]
+    fn log_roundtrip() {
+        let upd = LogRecord {
+            refname: b"refs/heads/main".to_vec(),
+            update_index: 42,
+            value: LogValue::Update(LogUpdate {
+                old_id: id(1),
+                new_id: id(2),
+                name: b"C O Mitter".to_vec(),
+                email: b"c@example.com".to_vec(),
+                time: 1_700_000_000,
+                tz_offset: 100,
+                message: b"commit: x\n".to_vec(),
+            }),
+        };
+        roundtrip(&upd, &CTX);
+        let del = LogRecord {
+            refname: b"refs/heads/main".to_vec(),
+            update_index: 3,
+            value: LogValue::Deletion,
+        };
+        roundtrip(&del, &CTX);
+        let empty = LogRecord {
+            refname: b"a".to_vec(),
+            update_index: u64::MAX,
+            value: LogValue::Update(LogUpdate::default()),
+        };
+        roundtrip(&empty, &CTX);
+        // Reuse: decoding an update into a record holding other strings replaces them.
+        let mut key = Vec::new();
+        upd.write_key(&mut key);
+        let mut val = Vec::new();
+        empty.encode_value(&mut val, &CTX);
+        let mut out = upd.clone();
+        out.decode(&key, 1, &val, &CTX).unwrap();
+        assert_eq!(out.update().unwrap().name, b"");
+    }
+
+    #[test]
+    fn log_key_checks() {
+        let mut r = LogRecord::default();
+        assert!(r.decode(b"short", 0, &[], &CTX).is_err());
+        assert!(r.decode(b"abcdefghij", 0, &[], &CTX).is_err());
+        let key = LogRecord::seek_key(b"x", 9);
+        r.decode(&key, 0, &[], &CTX).unwrap();
+        assert_eq!(r.update_index, 9);
+        assert_eq!(r.refname, b"x");
+    }
+
+    #[test]
+    fn obj_roundtrip_counts() {
+        for n in [0usize, 1, 2, 7, 8, 9, 300] {
+            let rec = ObjRecord {
+                hash_prefix: vec![1, 2, 3],
+                offsets: (0..n as u64).map(|i| i * 4096 + 7).collect(),
+            };
+            roundtrip(&rec, &CTX);
+        }
+    }
+
+    #[test]
+    fn obj_huge_count_does_not_allocate() {
+        let mut val = Vec::new();
+        varint::put(&mut val, u64::MAX >> 1);
+        let mut r = ObjRecord::default();
+        assert!(r.decode(b"ab", 0, &val, &CTX).is_err());
+    }
+
+    #[test]
+    fn index_roundtrip() {
+        roundtrip(
+            &IndexRecord {
+                last_key: b"refs/heads/zzz".to_vec(),
+                offset: 123_456,
+            },
+            &CTX,
+        );
+    }
+
+    #[test]
+    fn key_prefix_compression() {
+        let mut enc = Vec::new();
+        assert!(!encode_key(
+            &mut enc,
+            b"refs/heads/main",
+            b"refs/heads/topic",
+            1
+        ));
+        assert_eq!(enc[0], 11);
+        assert_eq!(enc[1], (5 << 3) | 1);
+        let mut key = b"refs/heads/main".to_vec();
+        let h = decode_key(&enc, &mut key).unwrap();
+        assert_eq!(key, b"refs/heads/topic");
+        assert_eq!(h.value_type, 1);
+        // Prefix longer than the previous key.
+        let mut short = b"ab".to_vec();
+        assert!(decode_key(&enc, &mut short).is_err());
+        // Empty key.
+        assert_eq!(decode_key(&[0, 0], &mut Vec::new()), Err("empty key"));
+        // Suffix past the end.
+        assert!(decode_key(&[0, 0x50, b'a'], &mut Vec::new()).is_err());
+        let _ = HashId::Sha1;
+    }
+}

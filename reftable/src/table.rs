@@ -1,0 +1,791 @@
+//! Reading one table: header, footer and CRC checks, sections, index descent, and the table
+//! iterators.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::block::{parse_block, BlockCursor, BlockInfo};
+use crate::bytes::Bytes;
+use crate::error::{Error, Result};
+use crate::hash::{HashId, ObjectId};
+use crate::record::{
+    CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
+};
+use crate::stats::{Stats, StatsSink};
+use crate::varint;
+
+/// The table magic.
+pub const MAGIC: &[u8; 4] = b"REFT";
+
+/// Header size of a table version (24 bytes for version 1, 28 for version 2).
+pub const fn header_size(version: u8) -> usize {
+    if version == 1 {
+        24
+    } else {
+        28
+    }
+}
+
+/// Footer size of a table version (68 bytes for version 1, 72 for version 2).
+pub const fn footer_size(version: u8) -> usize {
+    header_size(version) + 5 * 8 + 4
+}
+
+/// Where one section of a table is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Section {
+    /// Whether the table has this section.
+    pub present: bool,
+    /// File offset of the section's first block.
+    pub offset: u64,
+    /// File offset of the root level of the section's index, 0 without an index.
+    pub index_offset: u64,
+}
+
+/// What a table's header and footer say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableInfo {
+    /// Format version (1 or 2).
+    pub version: u8,
+    /// The hash of the object ids.
+    pub hash: HashId,
+    /// Block size from the header (0 means unaligned).
+    pub block_size: u32,
+    /// Smallest update index of the ref records.
+    pub min_update_index: u64,
+    /// Largest update index of the records.
+    pub max_update_index: u64,
+    /// File size.
+    pub size: u64,
+    /// File offset of the footer (the end of the blocks).
+    pub footer_offset: u64,
+    /// The ref section.
+    pub refs: Section,
+    /// The obj section.
+    pub objs: Section,
+    /// Length of the abbreviated object ids in obj records.
+    pub obj_id_len: u8,
+    /// The log section.
+    pub logs: Section,
+    /// The stored CRC-32 of the footer.
+    pub footer_crc: u32,
+}
+
+impl TableInfo {
+    /// Header size of this table.
+    pub fn header_size(&self) -> usize {
+        header_size(self.version)
+    }
+
+    /// The section holding records of block type `t`.
+    pub fn section(&self, t: u8) -> Option<&Section> {
+        match t {
+            BLOCK_TYPE_REF => Some(&self.refs),
+            BLOCK_TYPE_LOG => Some(&self.logs),
+            BLOCK_TYPE_OBJ => Some(&self.objs),
+            _ => None,
+        }
+    }
+}
+
+struct TableInner {
+    name: PathBuf,
+    bytes: Bytes,
+    info: TableInfo,
+    sink: StatsSink,
+}
+
+/// One reftable, read-only. Cheap to clone: clones share the bytes.
+///
+/// ```
+/// use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+///
+/// let mut w = Writer::new(Vec::new(), WriteOptions::default());
+/// w.set_limits(1, 1).unwrap();
+/// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+/// w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Val1(id))).unwrap();
+/// let bytes = w.finish().unwrap();
+///
+/// let table = Table::from_bytes("example.ref", bytes).unwrap();
+/// let main = table.read_ref(b"refs/heads/main").unwrap().unwrap();
+/// assert_eq!(main.value_id(), Some(&id));
+/// ```
+#[derive(Clone)]
+pub struct Table {
+    inner: Arc<TableInner>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("name", &self.inner.name)
+            .field("info", &self.inner.info)
+            .finish()
+    }
+}
+
+fn corrupt(offset: u64, msg: impl Into<String>) -> Error {
+    Error::format(msg).at_offset(offset)
+}
+
+/// Check a table's header and footer and work out where its sections are.
+pub fn parse_info(data: &[u8]) -> Result<TableInfo> {
+    if data.len() < 5 {
+        return Err(corrupt(
+            0,
+            format!(
+                "file of {} bytes is too short for a reftable header",
+                data.len()
+            ),
+        ));
+    }
+    if &data[..4] != MAGIC {
+        return Err(corrupt(0, "bad magic: not a reftable file"));
+    }
+    let version = data[4];
+    if version != 1 && version != 2 {
+        return Err(corrupt(
+            4,
+            format!("unsupported reftable version {version}"),
+        ));
+    }
+    let hsize = header_size(version);
+    let fsize = footer_size(version);
+    if data.len() < hsize + fsize {
+        return Err(corrupt(
+            0,
+            format!(
+                "file of {} bytes is shorter than a version {version} header and footer ({} bytes)",
+                data.len(),
+                hsize + fsize
+            ),
+        ));
+    }
+    let hash = if version == 1 {
+        HashId::Sha1
+    } else {
+        let id = varint::be32(&data[24..]);
+        HashId::from_format_id(id)
+            .ok_or_else(|| corrupt(24, format!("unknown hash id 0x{id:08x}")))?
+    };
+    let footer_offset = data.len() - fsize;
+    let footer = &data[footer_offset..];
+    if footer[..hsize] != data[..hsize] {
+        return Err(corrupt(
+            footer_offset as u64,
+            "footer does not repeat the file header",
+        ));
+    }
+    let crc_stored = varint::be32(&footer[fsize - 4..]);
+    let crc = crc32fast::hash(&footer[..fsize - 4]);
+    if crc != crc_stored {
+        return Err(corrupt(
+            (data.len() - 4) as u64,
+            format!("footer CRC-32 mismatch: stored 0x{crc_stored:08x}, computed 0x{crc:08x}"),
+        ));
+    }
+    let f = &footer[hsize..];
+    let ref_index = varint::be64(f);
+    let obj_field = varint::be64(&f[8..]);
+    let obj_index = varint::be64(&f[16..]);
+    let log_pos = varint::be64(&f[24..]);
+    let log_index = varint::be64(&f[32..]);
+    let first_type = if hsize < footer_offset {
+        data[hsize]
+    } else {
+        0
+    };
+    let obj_offset = obj_field >> 5;
+    let obj_id_len = (obj_field & 31) as u8;
+    if obj_offset > 0 && obj_id_len == 0 {
+        return Err(corrupt(
+            (footer_offset + hsize + 8) as u64,
+            "obj section present with an object id length of 0",
+        ));
+    }
+    Ok(TableInfo {
+        version,
+        hash,
+        block_size: varint::be24(&data[5..]),
+        min_update_index: varint::be64(&data[8..]),
+        max_update_index: varint::be64(&data[16..]),
+        size: data.len() as u64,
+        footer_offset: footer_offset as u64,
+        refs: Section {
+            present: first_type == BLOCK_TYPE_REF,
+            offset: 0,
+            index_offset: ref_index,
+        },
+        objs: Section {
+            present: obj_offset > 0,
+            offset: obj_offset,
+            index_offset: obj_index,
+        },
+        obj_id_len,
+        logs: Section {
+            present: first_type == BLOCK_TYPE_LOG || log_pos > 0,
+            offset: log_pos,
+            index_offset: log_index,
+        },
+        footer_crc: crc_stored,
+    })
+}
+
+impl Table {
+    /// Open a table file (memory-mapped when large enough).
+    pub fn open(path: impl AsRef<Path>) -> Result<Table> {
+        let path = path.as_ref();
+        let bytes = Bytes::open(path)?;
+        Table::new(path.to_path_buf(), bytes)
+    }
+
+    /// A table from bytes in memory; `name` is used in error messages.
+    pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<Table> {
+        Table::new(name.as_ref().to_path_buf(), Bytes::Owned(bytes))
+    }
+
+    fn new(name: PathBuf, bytes: Bytes) -> Result<Table> {
+        let info = parse_info(bytes.as_slice()).map_err(|e| e.in_file(&name))?;
+        let sink = StatsSink::default();
+        sink.add(&Stats {
+            tables_opened: 1,
+            ..Stats::default()
+        });
+        Ok(Table {
+            inner: Arc::new(TableInner {
+                name,
+                bytes,
+                info,
+                sink,
+            }),
+        })
+    }
+
+    /// The file name (or the name given to [`Table::from_bytes`]).
+    pub fn name(&self) -> &Path {
+        &self.inner.name
+    }
+
+    /// Header and footer fields.
+    pub fn info(&self) -> &TableInfo {
+        &self.inner.info
+    }
+
+    /// The table's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.inner.bytes.as_slice()
+    }
+
+    /// The hash of the table's object ids.
+    pub fn hash(&self) -> HashId {
+        self.inner.info.hash
+    }
+
+    /// Smallest update index of the table.
+    pub fn min_update_index(&self) -> u64 {
+        self.inner.info.min_update_index
+    }
+
+    /// Largest update index of the table.
+    pub fn max_update_index(&self) -> u64 {
+        self.inner.info.max_update_index
+    }
+
+    /// What the iterators over this table have done so far (counted when they are dropped).
+    pub fn stats(&self) -> Stats {
+        self.inner.sink.get()
+    }
+
+    /// The context records of this table are decoded with.
+    pub fn codec_context(&self) -> CodecContext {
+        CodecContext {
+            hash_size: self.inner.info.hash.size(),
+            min_update_index: self.inner.info.min_update_index,
+        }
+    }
+
+    fn err(&self, e: Error) -> Error {
+        e.in_file(&self.inner.name)
+    }
+
+    /// An iterator over every record of `R`'s section, in key order.
+    pub fn iter<R: Record>(&self) -> Result<TableIter<R>> {
+        let mut it = TableIter::new(self.clone());
+        let sec = *self.section_of::<R>()?;
+        if sec.present {
+            it.start_section(sec.offset).map_err(|e| self.err(e))?;
+        } else {
+            it.done = true;
+        }
+        Ok(it)
+    }
+
+    /// An iterator over `R`'s section starting at the first record whose key is `>= key`.
+    pub fn seek<R: Record>(&self, key: &[u8]) -> Result<TableIter<R>> {
+        let mut it = TableIter::new(self.clone());
+        let sec = *self.section_of::<R>()?;
+        if !sec.present {
+            it.done = true;
+            return Ok(it);
+        }
+        let r = if sec.index_offset != 0 {
+            it.indexed_seek(sec.index_offset, key)
+        } else {
+            it.linear_seek(sec.offset, key)
+        };
+        r.map_err(|e| self.err(e))?;
+        Ok(it)
+    }
+
+    fn section_of<R: Record>(&self) -> Result<&Section> {
+        self.inner
+            .info
+            .section(R::BLOCK_TYPE)
+            .ok_or_else(|| Error::api("index records have no section of their own to iterate"))
+    }
+
+    /// Every ref record, tombstones included, in name order.
+    pub fn refs(&self) -> Result<TableIter<RefRecord>> {
+        self.iter()
+    }
+
+    /// Ref records from the first name `>= name`.
+    pub fn seek_ref(&self, name: &[u8]) -> Result<TableIter<RefRecord>> {
+        self.seek(name)
+    }
+
+    /// The record stored for `name` (possibly a tombstone), if the table has one.
+    pub fn read_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
+        let mut it = self.seek_ref(name)?;
+        Ok(it.next_record()?.filter(|r| r.refname == name).cloned())
+    }
+
+    /// Every log record, tombstones included: refs in name order, newest first per ref.
+    pub fn logs(&self) -> Result<TableIter<LogRecord>> {
+        self.iter()
+    }
+
+    /// Log records from the newest entry of `name` on (continuing into later refs).
+    pub fn seek_log(&self, name: &[u8]) -> Result<TableIter<LogRecord>> {
+        self.seek(&LogRecord::seek_key(name, u64::MAX))
+    }
+
+    /// Log records from the entry of `name` with the largest update index `<= update_index`.
+    pub fn seek_log_at(&self, name: &[u8], update_index: u64) -> Result<TableIter<LogRecord>> {
+        self.seek(&LogRecord::seek_key(name, update_index))
+    }
+
+    /// Refs whose value or peeled value is `id`, in table order, tombstones excluded.
+    /// Uses the obj section when the table has one, else scans every ref.
+    pub fn refs_for(&self, id: &ObjectId) -> Result<Vec<RefRecord>> {
+        let info = &self.inner.info;
+        let matches = |r: &RefRecord| r.value_id() == Some(id) || r.peeled_id() == Some(id);
+        let scan_all = || -> Result<Vec<RefRecord>> {
+            let mut out = Vec::new();
+            let mut it = self.refs()?;
+            while let Some(r) = it.next_record()? {
+                if matches(r) {
+                    out.push(r.clone());
+                }
+            }
+            Ok(out)
+        };
+        if !info.objs.present {
+            return scan_all();
+        }
+        let len = (info.obj_id_len as usize).min(id.len());
+        let prefix = &id.as_bytes()[..len];
+        let mut it = self.seek::<ObjRecord>(prefix)?;
+        let offsets = match it.next_record()? {
+            Some(o) if o.hash_prefix == prefix => o.offsets.clone(),
+            _ => return Ok(Vec::new()),
+        };
+        if offsets.is_empty() {
+            return scan_all();
+        }
+        let mut out = Vec::new();
+        let mut refs = TableIter::<RefRecord>::new(self.clone());
+        for off in offsets {
+            refs.load_single_block(off).map_err(|e| self.err(e))?;
+            while let Some(r) = refs.next_in_block().map_err(|e| self.err(e))? {
+                if matches(r) {
+                    out.push(r.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every block of the file in order, for inspection and verification.
+    pub fn blocks(&self) -> BlockWalk {
+        BlockWalk {
+            table: self.clone(),
+            offset: 0,
+            done: false,
+            inflated: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Decode every record of the block described by `info` (from [`Table::blocks`]).
+    pub fn block_records<R: Record>(&self, info: &BlockInfo) -> Result<Vec<R>> {
+        let mut it = TableIter::<R>::new(self.clone());
+        it.load_block_at(info.offset, None)
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| self.err(corrupt(info.offset, "no block at this offset")))?;
+        let mut out = Vec::new();
+        while let Some(r) = it.next_in_block().map_err(|e| self.err(e))? {
+            out.push(r.clone());
+        }
+        Ok(out)
+    }
+}
+
+/// Walks the blocks of a table in file order.
+pub struct BlockWalk {
+    table: Table,
+    offset: u64,
+    done: bool,
+    inflated: Vec<u8>,
+    stats: Stats,
+}
+
+impl Iterator for BlockWalk {
+    type Item = Result<BlockInfo>;
+
+    fn next(&mut self) -> Option<Result<BlockInfo>> {
+        let info = self.table.info();
+        if self.done || self.offset >= info.footer_offset {
+            return None;
+        }
+        let data = &self.table.bytes()[self.offset as usize..info.footer_offset as usize];
+        let header_off = if self.offset == 0 {
+            info.header_size()
+        } else {
+            0
+        };
+        match parse_block(
+            data,
+            self.offset,
+            header_off,
+            info.block_size as usize,
+            None,
+            &mut self.inflated,
+            &mut self.stats,
+        ) {
+            Ok(Some(b)) => {
+                self.offset += b.full_size as u64;
+                Some(Ok(b))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e.in_file(self.table.name())))
+            }
+        }
+    }
+}
+
+/// An iterator over one section of a table, in key order.
+///
+/// [`TableIter::next_record`] lends each record without copying; the [`Iterator`]
+/// implementation clones it.
+pub struct TableIter<R: Record> {
+    table: Table,
+    ctx: CodecContext,
+    block: Option<BlockInfo>,
+    cursor: BlockCursor,
+    inflated: Vec<u8>,
+    spare: Vec<u8>,
+    rec: R,
+    pending: bool,
+    done: bool,
+    stats: Stats,
+}
+
+fn block_data<'a>(table: &'a Table, info: &BlockInfo, inflated: &'a [u8]) -> &'a [u8] {
+    if info.block_type == BLOCK_TYPE_LOG {
+        inflated
+    } else {
+        let start = info.offset as usize;
+        &table.bytes()[start..start + info.block_len]
+    }
+}
+
+impl<R: Record> TableIter<R> {
+    fn new(table: Table) -> TableIter<R> {
+        let ctx = table.codec_context();
+        TableIter {
+            table,
+            ctx,
+            block: None,
+            cursor: BlockCursor::default(),
+            inflated: Vec::new(),
+            spare: Vec::new(),
+            rec: R::default(),
+            pending: false,
+            done: false,
+            stats: Stats::default(),
+        }
+    }
+
+    /// The table this iterator reads.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// What this iterator has done so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Parse the block at `offset` into `buf`; `Ok(None)` past the end or at another type.
+    fn parse_at(
+        &mut self,
+        offset: u64,
+        want: Option<u8>,
+        use_spare: bool,
+    ) -> Result<Option<BlockInfo>> {
+        let info = self.table.info();
+        if offset >= info.footer_offset {
+            return Ok(None);
+        }
+        let data = &self.table.bytes()[offset as usize..info.footer_offset as usize];
+        let header_off = if offset == 0 { info.header_size() } else { 0 };
+        let buf = if use_spare {
+            &mut self.spare
+        } else {
+            &mut self.inflated
+        };
+        parse_block(
+            data,
+            offset,
+            header_off,
+            info.block_size as usize,
+            want,
+            buf,
+            &mut self.stats,
+        )
+    }
+
+    /// Make the block at `offset` the current one, positioned before its first record.
+    fn load_block_at(&mut self, offset: u64, want: Option<u8>) -> Result<Option<BlockInfo>> {
+        let b = self.parse_at(offset, want, false)?;
+        self.block = b;
+        if let Some(b) = &b {
+            self.cursor.reset(b);
+        }
+        Ok(b)
+    }
+
+    /// Make the ref block at `offset` current, for obj index lookups.
+    fn load_single_block(&mut self, offset: u64) -> Result<()> {
+        match self.load_block_at(offset, Some(R::BLOCK_TYPE))? {
+            Some(_) => Ok(()),
+            None => Err(corrupt(
+                offset,
+                "obj record points at an offset that is not a ref block",
+            )),
+        }
+    }
+
+    fn start_section(&mut self, offset: u64) -> Result<()> {
+        if offset >= self.table.info().footer_offset {
+            return Err(corrupt(offset, "section offset points past the last block"));
+        }
+        if self.load_block_at(offset, Some(R::BLOCK_TYPE))?.is_none() {
+            self.done = true;
+        }
+        Ok(())
+    }
+
+    /// Seek by reading the first key of each block of the section in turn.
+    fn linear_seek(&mut self, offset: u64, key: &[u8]) -> Result<()> {
+        self.start_section(offset)?;
+        let Some(mut cur) = self.block else {
+            return Ok(());
+        };
+        loop {
+            let next_off = cur.offset + cur.full_size as u64;
+            let Some(next) = self.parse_at(next_off, Some(R::BLOCK_TYPE), true)? else {
+                break;
+            };
+            let data = block_data(&self.table, &next, &self.spare);
+            let mut c = BlockCursor::default();
+            c.reset(&next);
+            if !c.next(&next, data, &mut self.rec, &self.ctx, &mut self.stats)? {
+                break;
+            }
+            self.stats.key_comparisons += 1;
+            if c.key() > key {
+                break;
+            }
+            cur = next;
+            std::mem::swap(&mut self.inflated, &mut self.spare);
+        }
+        self.block = Some(cur);
+        self.seek_in_block(&cur, key)
+    }
+
+    fn seek_in_block(&mut self, info: &BlockInfo, key: &[u8]) -> Result<()> {
+        let data = block_data(&self.table, info, &self.inflated);
+        self.pending =
+            self.cursor
+                .seek(info, data, key, &mut self.rec, &self.ctx, &mut self.stats)?;
+        Ok(())
+    }
+
+    /// Seek through the index: scan the root level, then descend one block per level.
+    fn indexed_seek(&mut self, index_offset: u64, key: &[u8]) -> Result<()> {
+        let mut root = TableIter::<IndexRecord>::new(self.table.clone());
+        let mut comparisons = 0;
+        let found = (|| -> Result<Option<IndexRecord>> {
+            if index_offset >= root.table.info().footer_offset {
+                return Err(corrupt(
+                    index_offset,
+                    "index offset points past the last block",
+                ));
+            }
+            if root
+                .load_block_at(index_offset, Some(BLOCK_TYPE_INDEX))?
+                .is_none()
+            {
+                return Err(corrupt(
+                    index_offset,
+                    "index offset does not point at an index block",
+                ));
+            }
+            while let Some(r) = root.next_record()? {
+                comparisons += 1;
+                if r.last_key.as_slice() >= key {
+                    return Ok(Some(r.clone()));
+                }
+            }
+            Ok(None)
+        })();
+        self.stats += root.stats;
+        self.stats.key_comparisons += comparisons;
+        root.stats = Stats::default();
+        let Some(mut idx) = found? else {
+            self.done = true;
+            return Ok(());
+        };
+        let mut parent = index_offset;
+        let mut idx_rec = IndexRecord::default();
+        loop {
+            // Lower levels and data blocks are written before the level that points at them:
+            // an index entry pointing forward is corrupt (and would allow cycles).
+            if idx.offset >= parent {
+                return Err(corrupt(
+                    parent,
+                    format!(
+                        "index entry points at offset {} which is not before its index block",
+                        idx.offset
+                    ),
+                ));
+            }
+            let Some(b) = self.load_block_at(idx.offset, None)? else {
+                return Err(corrupt(
+                    idx.offset,
+                    "index entry points past the last block",
+                ));
+            };
+            if b.block_type == BLOCK_TYPE_INDEX {
+                let data = block_data(&self.table, &b, &self.inflated);
+                let mut c = BlockCursor::default();
+                if !c.seek(&b, data, key, &mut idx_rec, &self.ctx, &mut self.stats)? {
+                    return Err(corrupt(
+                        b.offset,
+                        "index block has no key at or after one its parent entry promised",
+                    ));
+                }
+                parent = b.offset;
+                idx = idx_rec.clone();
+                continue;
+            }
+            if b.block_type != R::BLOCK_TYPE {
+                return Err(corrupt(
+                    b.offset,
+                    format!(
+                        "index entry points at a '{}' block inside the '{}' section",
+                        b.block_type as char,
+                        R::BLOCK_TYPE as char
+                    ),
+                ));
+            }
+            return self.seek_in_block(&b, key);
+        }
+    }
+
+    /// The next record of the current block only.
+    fn next_in_block(&mut self) -> Result<Option<&R>> {
+        let Some(info) = self.block else {
+            return Ok(None);
+        };
+        let data = block_data(&self.table, &info, &self.inflated);
+        if self
+            .cursor
+            .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
+        {
+            Ok(Some(&self.rec))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The next record, borrowed until the next call. After an error the iterator ends.
+    pub fn next_record(&mut self) -> Result<Option<&R>> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.pending {
+            self.pending = false;
+            return Ok(Some(&self.rec));
+        }
+        match self.advance() {
+            Ok(true) => Ok(Some(&self.rec)),
+            Ok(false) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e.in_file(self.table.name()))
+            }
+        }
+    }
+
+    fn advance(&mut self) -> Result<bool> {
+        loop {
+            let Some(info) = self.block else {
+                return Ok(false);
+            };
+            let data = block_data(&self.table, &info, &self.inflated);
+            if self
+                .cursor
+                .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
+            {
+                return Ok(true);
+            }
+            let next = info.offset + info.full_size as u64;
+            if self.load_block_at(next, Some(R::BLOCK_TYPE))?.is_none() {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+impl<R: Record> Iterator for TableIter<R> {
+    type Item = Result<R>;
+
+    fn next(&mut self) -> Option<Result<R>> {
+        self.next_record().map(|r| r.cloned()).transpose()
+    }
+}
+
+impl<R: Record> Drop for TableIter<R> {
+    fn drop(&mut self) {
+        self.table.inner.sink.add(&self.stats);
+    }
+}
