@@ -12,7 +12,14 @@
 //!   is an [`Error`] of kind [`ErrorKind::Format`] (or [`ErrorKind::Zlib`]) naming the file
 //!   and byte offset.
 //!
-//! The read path, one module a step: [`varint`] → [`block`] → [`record`] → [`table`].
+//! ## zlib
+//!
+//! Log blocks are zlib streams. The default `zlib` feature uses the C zlib git itself links,
+//! which reproduces git's compressed bytes exactly; the `zlib-rs` feature uses the pure-Rust
+//! zlib-rs instead, whose output can differ (rarely) in compressed bytes but never in content.
+//!
+//! The read path, one module a step: [`varint`] → [`block`] → [`record`] → [`table`] →
+//! [`merged`].
 //!
 //! ```
 //! use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
@@ -38,10 +45,14 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(not(any(feature = "zlib", feature = "zlib-rs")))]
+compile_error!("enable the `zlib` (default) or `zlib-rs` feature: log blocks need a zlib");
+
 pub mod block;
 mod bytes;
 mod error;
 mod hash;
+pub mod merged;
 pub mod record;
 mod stats;
 pub mod table;
@@ -50,6 +61,7 @@ mod writer;
 
 pub use error::{Error, ErrorKind, Result};
 pub use hash::{HashId, ObjectId};
+pub use merged::{MergedIter, MergedTable};
 pub use record::{
     IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
 };

@@ -576,15 +576,27 @@ impl<W: Write> Writer<W> {
             }
             prev = Some(id);
         }
-        let id_len = max + 1;
+        // The footer has 5 bits for the length. Two SHA-256 ids sharing 31 bytes would ask
+        // for 32, which git writes as a corrupt footer; we cap at 31 and merge the ids that
+        // then share a key (lookups check the full id in the ref blocks anyway).
+        let id_len = (max + 1).min(31);
         self.stats.obj_id_len = id_len as u8;
         self.reinit_block(BLOCK_TYPE_OBJ);
-        let objs = std::mem::take(&mut self.obj_index);
+        let mut objs: Vec<(Vec<u8>, Vec<u64>)> = Vec::with_capacity(self.obj_index.len());
+        for (id, offsets) in std::mem::take(&mut self.obj_index) {
+            let key = &id.as_bytes()[..id_len.min(id.len())];
+            match objs.last_mut() {
+                Some((k, offs)) if k.as_slice() == key => {
+                    offs.extend(offsets);
+                    offs.sort_unstable();
+                    offs.dedup();
+                }
+                _ => objs.push((key.to_vec(), offsets)),
+            }
+        }
         let mut rec = ObjRecord::default();
-        for (id, offsets) in objs {
-            rec.hash_prefix.clear();
-            rec.hash_prefix
-                .extend_from_slice(&id.as_bytes()[..id_len.min(id.len())]);
+        for (key, offsets) in objs {
+            rec.hash_prefix = key;
             rec.offsets = offsets;
             match self.block.add(&rec, &self.ctx) {
                 Err(e) if e.kind() == ErrorKind::EntryTooBig => {}

@@ -41,10 +41,18 @@ fn base_table(opts: WriteOptions) -> Vec<u8> {
     let log = |n, u, m| log_h(n, u, m, opts.hash);
     let mut w = Writer::new(Vec::new(), opts);
     w.set_limits(1, 2).unwrap();
-    w.add_ref(&RefRecord::new("HEAD", 1, RefValue::Symref(b"refs/heads/main".to_vec())))
-        .unwrap();
-    w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Val1(oid(1))))
-        .unwrap();
+    w.add_ref(&RefRecord::new(
+        "HEAD",
+        1,
+        RefValue::Symref(b"refs/heads/main".to_vec()),
+    ))
+    .unwrap();
+    w.add_ref(&RefRecord::new(
+        "refs/heads/main",
+        1,
+        RefValue::Val1(oid(1)),
+    ))
+    .unwrap();
     w.add_ref(&RefRecord::new(
         "refs/tags/v1",
         2,
@@ -55,7 +63,8 @@ fn base_table(opts: WriteOptions) -> Vec<u8> {
     ))
     .unwrap();
     w.add_log(&log("HEAD", 1, "commit (initial): one")).unwrap();
-    w.add_log(&log("refs/heads/main", 1, "commit (initial): one")).unwrap();
+    w.add_log(&log("refs/heads/main", 1, "commit (initial): one"))
+        .unwrap();
     w.finish().unwrap()
 }
 
@@ -129,7 +138,11 @@ fn short_files() {
     expect(vec![0; 1024], ErrorKind::Format, "1024 zero bytes");
     let b = base();
     for len in [4, 5, 23, 24, 40, 91] {
-        expect(b[..len].to_vec(), ErrorKind::Format, &format!("truncated to {len}"));
+        expect(
+            b[..len].to_vec(),
+            ErrorKind::Format,
+            &format!("truncated to {len}"),
+        );
     }
     // Every truncation is an error or (never here) valid data, and never a panic.
     for len in 0..b.len() {
@@ -201,9 +214,16 @@ fn block_header_problems() {
     let last = len - 2 - 3;
     let r = be24(&b[last..last + 3]);
     // refs/tags/v1 follows refs/heads/main with a shared prefix: point the last restart at it.
-    let tag = (r + 1..len).find(|&i| b[i..].starts_with(b"tags/v1")).unwrap() - 2;
+    let tag = (r + 1..len)
+        .find(|&i| b[i..].starts_with(b"tags/v1"))
+        .unwrap()
+        - 2;
     b[last..last + 3].copy_from_slice(&(tag as u32).to_be_bytes()[1..]);
-    expect(b, ErrorKind::Format, "restart at a prefix-compressed record");
+    expect(
+        b,
+        ErrorKind::Format,
+        "restart at a prefix-compressed record",
+    );
 }
 
 #[test]
@@ -212,8 +232,10 @@ fn restart_count_zero_is_read_linearly() {
     // A refs-only table, so the shorter block is followed by the footer.
     let mut w = Writer::new(Vec::new(), WriteOptions::default());
     w.set_limits(1, 1).unwrap();
-    w.add_ref(&RefRecord::new("a", 1, RefValue::Val1(oid(1)))).unwrap();
-    w.add_ref(&RefRecord::new("b", 1, RefValue::Val1(oid(2)))).unwrap();
+    w.add_ref(&RefRecord::new("a", 1, RefValue::Val1(oid(1))))
+        .unwrap();
+    w.add_ref(&RefRecord::new("b", 1, RefValue::Val1(oid(2))))
+        .unwrap();
     let mut t = w.finish().unwrap();
     let len = be24(&t[25..28]);
     let count = u16::from_be_bytes([t[len - 2], t[len - 1]]) as usize;
@@ -275,7 +297,10 @@ fn log_block_problems() {
     let mut c = b[..b.len() - 68 - 10].to_vec();
     c.extend_from_slice(&b[b.len() - 68..]);
     let r = read_all(c).unwrap_err();
-    assert!(matches!(r.kind(), ErrorKind::Zlib | ErrorKind::Format), "{r}");
+    assert!(
+        matches!(r.kind(), ErrorKind::Zlib | ErrorKind::Format),
+        "{r}"
+    );
 }
 
 #[test]
@@ -310,8 +335,12 @@ fn index_cycles_are_rejected() {
     );
     w.set_limits(1, 1).unwrap();
     for i in 0..100 {
-        w.add_ref(&RefRecord::new(format!("refs/heads/b{i:03}"), 1, RefValue::Val1(oid(1))))
-            .unwrap();
+        w.add_ref(&RefRecord::new(
+            format!("refs/heads/b{i:03}"),
+            1,
+            RefValue::Val1(oid(1)),
+        ))
+        .unwrap();
     }
     let (mut b, stats) = w.finish_with_stats().unwrap();
     let root = stats.refs.index_offset as usize;
@@ -348,9 +377,18 @@ fn api_misuse() {
     // Empty key.
     assert_eq!(new().add_ref(&r("", 5)).unwrap_err().kind(), ErrorKind::Api);
     // Update index outside the limits.
-    assert_eq!(new().add_ref(&r("a", 4)).unwrap_err().kind(), ErrorKind::Api);
-    assert_eq!(new().add_ref(&r("a", 7)).unwrap_err().kind(), ErrorKind::Api);
-    assert_eq!(new().add_log(&log("a", 7, "m")).unwrap_err().kind(), ErrorKind::Api);
+    assert_eq!(
+        new().add_ref(&r("a", 4)).unwrap_err().kind(),
+        ErrorKind::Api
+    );
+    assert_eq!(
+        new().add_ref(&r("a", 7)).unwrap_err().kind(),
+        ErrorKind::Api
+    );
+    assert_eq!(
+        new().add_log(&log("a", 7, "m")).unwrap_err().kind(),
+        ErrorKind::Api
+    );
     // Logs may go below the minimum (rewritten old entries).
     new().add_log(&log("a", 1, "m")).unwrap();
     // Limits after records.
@@ -395,7 +433,9 @@ fn api_misuse() {
     w.set_limits(1, 1).unwrap();
     let msg = "x".repeat(255);
     assert_eq!(
-        w.add_log(&log("refs/heads/master", 1, &msg)).unwrap_err().kind(),
+        w.add_log(&log("refs/heads/master", 1, &msg))
+            .unwrap_err()
+            .kind(),
         ErrorKind::EntryTooBig
     );
 }

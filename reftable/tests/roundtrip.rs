@@ -58,14 +58,16 @@ fn options_strategy() -> impl Strategy<Value = WriteOptions> {
         any::<bool>(),
         any::<bool>(),
     )
-        .prop_map(|(block_size, restart_interval, index_objects, unpadded, sha256)| WriteOptions {
-            block_size,
-            restart_interval,
-            index_objects,
-            unpadded,
-            hash: if sha256 { HashId::Sha256 } else { HashId::Sha1 },
-            exact_log_message: false,
-        })
+        .prop_map(
+            |(block_size, restart_interval, index_objects, unpadded, sha256)| WriteOptions {
+                block_size,
+                restart_interval,
+                index_objects,
+                unpadded,
+                hash: if sha256 { HashId::Sha256 } else { HashId::Sha1 },
+                exact_log_message: false,
+            },
+        )
 }
 
 type Input = (
@@ -235,7 +237,9 @@ fn incompressible_logs_stay_within_a_block() {
     for i in 0..40u64 {
         let mut b = [0u8; 20];
         b.iter_mut().for_each(|x| *x = rnd() as u8);
-        let msg: String = (0..60).map(|_| (b'!' + (rnd() % 90) as u8) as char).collect();
+        let msg: String = (0..60)
+            .map(|_| (b'!' + (rnd() % 90) as u8) as char)
+            .collect();
         logs.push(LogRecord {
             refname: format!("refs/heads/{i:03}").into_bytes(),
             update_index: 10,

@@ -1,0 +1,307 @@
+//! The merged view over a stack of tables: a priority queue of table iterators where, for
+//! equal keys, the newest table wins and older records are shadowed.
+//!
+//! Tombstones are returned to callers by default, so that every bounded operation can stop
+//! at the first key past its bound, tombstone or not (git's fix for quadratic lookups after
+//! mass deletions, commit 146a946321). [`MergedTable::set_suppress_deletions`] restores git
+//! 2.47's behaviour of skipping them inside the iterator.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::error::{Error, Result};
+use crate::hash::HashId;
+use crate::record::{LogRecord, Record, RefRecord};
+use crate::stats::Stats;
+use crate::table::{Table, TableIter};
+
+/// A read-only view of several tables, oldest first, as one.
+///
+/// ```
+/// use reftable::{MergedTable, ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+///
+/// fn table(ui: u64, refs: &[(&str, Option<u8>)]) -> Table {
+///     let mut w = Writer::new(Vec::new(), WriteOptions::default());
+///     w.set_limits(ui, ui).unwrap();
+///     for (name, v) in refs {
+///         let value = match v {
+///             Some(b) => RefValue::Val1(ObjectId::from_bytes(&[*b; 20]).unwrap()),
+///             None => RefValue::Deletion,
+///         };
+///         w.add_ref(&RefRecord::new(*name, ui, value)).unwrap();
+///     }
+///     Table::from_bytes(format!("{ui}.ref"), w.finish().unwrap()).unwrap()
+/// }
+///
+/// let old = table(1, &[("a", Some(1)), ("b", Some(1))]);
+/// let new = table(2, &[("a", None)]);
+/// let merged = MergedTable::new(vec![old, new], Default::default()).unwrap();
+/// assert!(merged.read_ref(b"a").unwrap().is_none()); // deleted in the newer table
+/// assert!(merged.read_ref(b"b").unwrap().is_some());
+/// // Iteration returns the tombstone for "a" too; callers filter.
+/// let live: Vec<_> = merged.refs().unwrap().map(|r| r.unwrap())
+///     .filter(|r| !r.is_deletion()).map(|r| r.refname).collect();
+/// assert_eq!(live, [b"b".to_vec()]);
+/// # use reftable::Record;
+/// ```
+#[derive(Clone, Debug)]
+pub struct MergedTable {
+    tables: Vec<Table>,
+    hash: HashId,
+    suppress_deletions: bool,
+}
+
+impl MergedTable {
+    /// A merged view of `tables` (oldest first). Every table must use `hash`.
+    pub fn new(tables: Vec<Table>, hash: HashId) -> Result<MergedTable> {
+        for t in &tables {
+            if t.hash() != hash {
+                return Err(Error::format(format!(
+                    "table uses {} but the stack uses {}",
+                    t.hash().name(),
+                    hash.name()
+                ))
+                .in_file(t.name()));
+            }
+        }
+        Ok(MergedTable {
+            tables,
+            hash,
+            suppress_deletions: false,
+        })
+    }
+
+    /// Skip tombstones inside the iterators (git 2.47's behaviour). Off by default: with it
+    /// on, a lookup after many deletions scans every tombstone past the wanted key.
+    pub fn set_suppress_deletions(&mut self, on: bool) {
+        self.suppress_deletions = on;
+    }
+
+    /// Whether tombstones are skipped inside the iterators.
+    pub fn suppress_deletions(&self) -> bool {
+        self.suppress_deletions
+    }
+
+    /// The tables, oldest first.
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
+    }
+
+    /// The hash of the view.
+    pub fn hash(&self) -> HashId {
+        self.hash
+    }
+
+    /// Smallest update index of the tables (0 without tables).
+    pub fn min_update_index(&self) -> u64 {
+        self.tables
+            .iter()
+            .map(Table::min_update_index)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Largest update index of the tables (0 without tables).
+    pub fn max_update_index(&self) -> u64 {
+        self.tables
+            .iter()
+            .map(Table::max_update_index)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Iterate `R`'s records from the first key `>= key` (`b""` for all).
+    pub fn seek<R: Record>(&self, key: &[u8]) -> Result<MergedIter<R>> {
+        let iters = self
+            .tables
+            .iter()
+            .map(|t| t.seek::<R>(key))
+            .collect::<Result<Vec<_>>>()?;
+        MergedIter::new(iters, self.suppress_deletions)
+    }
+
+    /// Every ref record in name order (tombstones included unless suppressed).
+    pub fn refs(&self) -> Result<MergedIter<RefRecord>> {
+        self.seek(b"")
+    }
+
+    /// Ref records from the first name `>= name`.
+    pub fn seek_ref(&self, name: &[u8]) -> Result<MergedIter<RefRecord>> {
+        self.seek(name)
+    }
+
+    /// The live value of ref `name`, if it exists. Reads one record past the seek position at
+    /// most, whatever the number of tombstones.
+    pub fn read_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
+        let mut it = self.seek_ref(name)?;
+        Ok(it
+            .next_record()?
+            .filter(|r| r.refname == name && !r.is_deletion())
+            .cloned())
+    }
+
+    /// Every log record: refs in name order, newest first per ref.
+    pub fn logs(&self) -> Result<MergedIter<LogRecord>> {
+        self.seek(b"")
+    }
+
+    /// Log records from the newest entry of `name` on.
+    pub fn seek_log(&self, name: &[u8]) -> Result<MergedIter<LogRecord>> {
+        self.seek(&LogRecord::seek_key(name, u64::MAX))
+    }
+
+    /// The live reflog of `name`, newest first (tombstones removed). Stops at the first
+    /// record of another ref.
+    pub fn read_log(&self, name: &[u8]) -> Result<Vec<LogRecord>> {
+        let mut it = self.seek_log(name)?;
+        let mut out = Vec::new();
+        while let Some(l) = it.next_record()? {
+            if l.refname != name {
+                break;
+            }
+            if !l.is_deletion() {
+                out.push(l.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sum of the counters of every table's iterators so far.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::default();
+        for t in &self.tables {
+            s += t.stats();
+        }
+        s
+    }
+}
+
+struct HeapItem {
+    key: Vec<u8>,
+    index: usize,
+}
+
+impl Ord for HeapItem {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap pops the greatest: the smallest key, and for equal keys the newest table.
+        other.key.cmp(&self.key).then(self.index.cmp(&other.index))
+    }
+}
+
+impl PartialOrd for HeapItem {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for HeapItem {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for HeapItem {}
+
+/// An iterator over a [`MergedTable`] in key order, newest record per key.
+pub struct MergedIter<R: Record> {
+    iters: Vec<TableIter<R>>,
+    current: Vec<R>,
+    heap: BinaryHeap<HeapItem>,
+    spare_keys: Vec<Vec<u8>>,
+    /// The table whose record was returned last; advanced on the next call.
+    advance: Option<usize>,
+    suppress_deletions: bool,
+    stats: Stats,
+    failed: bool,
+}
+
+impl<R: Record> MergedIter<R> {
+    fn new(iters: Vec<TableIter<R>>, suppress_deletions: bool) -> Result<MergedIter<R>> {
+        let n = iters.len();
+        let mut it = MergedIter {
+            iters,
+            current: vec![R::default(); n],
+            heap: BinaryHeap::with_capacity(n),
+            spare_keys: Vec::new(),
+            advance: None,
+            suppress_deletions,
+            stats: Stats::default(),
+            failed: false,
+        };
+        for i in 0..n {
+            it.fill(i)?;
+        }
+        Ok(it)
+    }
+
+    /// Read the next record of table `i` and queue it.
+    fn fill(&mut self, i: usize) -> Result<()> {
+        if let Some(r) = self.iters[i].next_record()? {
+            self.current[i].clone_from(r);
+            let mut key = self.spare_keys.pop().unwrap_or_default();
+            r.write_key(&mut key);
+            self.heap.push(HeapItem { key, index: i });
+        }
+        Ok(())
+    }
+
+    /// Counters of this iterator and its table iterators.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats;
+        for it in &self.iters {
+            s += it.stats();
+        }
+        s
+    }
+
+    /// The next record, borrowed until the next call. After an error the iterator ends.
+    pub fn next_record(&mut self) -> Result<Option<&R>> {
+        if self.failed {
+            return Ok(None);
+        }
+        match self.step() {
+            Ok(Some(i)) => Ok(Some(&self.current[i])),
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn step(&mut self) -> Result<Option<usize>> {
+        if let Some(i) = self.advance.take() {
+            self.fill(i)?;
+        }
+        loop {
+            let Some(top) = self.heap.pop() else {
+                return Ok(None);
+            };
+            // Older tables' records with the same key are shadowed.
+            while let Some(next) = self.heap.peek() {
+                self.stats.key_comparisons += 1;
+                if next.key != top.key {
+                    break;
+                }
+                let shadowed = self.heap.pop().expect("peeked");
+                self.spare_keys.push(shadowed.key);
+                self.fill(shadowed.index)?;
+            }
+            self.spare_keys.push(top.key);
+            if self.suppress_deletions && self.current[top.index].is_deletion() {
+                self.fill(top.index)?;
+                continue;
+            }
+            self.advance = Some(top.index);
+            return Ok(Some(top.index));
+        }
+    }
+}
+
+impl<R: Record> Iterator for MergedIter<R> {
+    type Item = Result<R>;
+
+    fn next(&mut self) -> Option<Result<R>> {
+        self.next_record().map(|r| r.cloned()).transpose()
+    }
+}
