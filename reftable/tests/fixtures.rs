@@ -211,7 +211,9 @@ fn each_table_reencodes_byte_identically() {
             );
             // With the C zlib (default) the bytes must be git's. With zlib-rs only compressed
             // log bytes may differ: the blocks must hold the same inflated contents.
-            assert!(!cfg!(feature = "zlib"), "{what}");
+            if cfg!(feature = "zlib") {
+                panic!("{what}");
+            }
             let ours = Table::from_bytes("ours", out).unwrap();
             assert_eq!(block_contents(&ours), block_contents(t), "{what}");
             inflated_only += 1;
