@@ -19,7 +19,7 @@
 //! zlib-rs instead, whose output can differ (rarely) in compressed bytes but never in content.
 //!
 //! The read path, one module a step: [`varint`] → [`block`] → [`record`] → [`table`] →
-//! [`merged`].
+//! [`merged`] → [`stack`].
 //!
 //! ```
 //! use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
@@ -52,8 +52,10 @@ pub mod block;
 mod bytes;
 mod error;
 mod hash;
+mod lock;
 pub mod merged;
 pub mod record;
+pub mod stack;
 mod stats;
 pub mod table;
 pub mod varint;
@@ -65,6 +67,7 @@ pub use merged::{MergedIter, MergedTable};
 pub use record::{
     IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
 };
+pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
 pub use stats::Stats;
 pub use table::{Table, TableInfo, TableIter};
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats, MAX_BLOCK_SIZE};

@@ -238,6 +238,11 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// The update index limits set by [`Writer::set_limits`] (`(0, 0)` before).
+    pub fn limits(&self) -> (u64, u64) {
+        (self.min_update_index, self.max_update_index)
+    }
+
     /// What has been written so far.
     pub fn stats(&self) -> &WriterStats {
         &self.stats

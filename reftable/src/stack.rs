@@ -1,0 +1,715 @@
+//! The stack of tables git keeps in `.git/reftable/`: `tables.list` names the tables, oldest
+//! first; additions write a new table and rewrite the list under `tables.list.lock`;
+//! compaction merges a range of tables into one.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::hash::HashId;
+use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
+use crate::merged::MergedTable;
+use crate::record::{LogRecord, Record, RefRecord};
+use crate::stats::Stats;
+use crate::table::{footer_size, header_size, Table};
+use crate::writer::{WriteOptions, Writer};
+
+/// The writer handed to the callbacks that write a table into a stack.
+pub type TableWriter = Writer<BufWriter<File>>;
+
+/// Options of a stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackOptions {
+    /// Options of the tables the stack writes (including the hash of the stack).
+    pub write: WriteOptions,
+    /// Compact automatically after each addition (git's geometric rule).
+    pub auto_compaction: bool,
+    /// The geometric factor of auto-compaction; 0 means 2.
+    pub geometric_factor: u8,
+    /// How long to wait for `tables.list.lock`: `None` waits forever, zero fails at once.
+    /// git's ref backend uses 100 ms.
+    pub lock_timeout: Option<Duration>,
+    /// Permission bits for new tables and `tables.list` (Unix), e.g. `0o666`.
+    pub default_permissions: Option<u32>,
+    /// fsync tables and `tables.list` before they are renamed into place.
+    pub fsync: bool,
+}
+
+impl Default for StackOptions {
+    fn default() -> Self {
+        StackOptions {
+            write: WriteOptions::default(),
+            auto_compaction: true,
+            geometric_factor: 2,
+            lock_timeout: Some(Duration::from_millis(100)),
+            default_permissions: None,
+            fsync: true,
+        }
+    }
+}
+
+impl StackOptions {
+    /// The stack's hash.
+    pub fn hash(&self) -> HashId {
+        self.write.hash
+    }
+}
+
+/// Which reflog entries compaction drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogExpiry {
+    /// Drop entries older than this time (seconds since the epoch); 0 keeps all.
+    pub time: u64,
+    /// Drop entries with a smaller update index; 0 keeps all.
+    pub min_update_index: u64,
+}
+
+/// Counters of compaction work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompactionStats {
+    /// Compactions attempted.
+    pub attempts: u64,
+    /// Compactions that failed because of a lock held by someone else.
+    pub failures: u64,
+    /// Bytes of the tables compacted.
+    pub bytes: u64,
+    /// Records written by compaction.
+    pub entries_written: u64,
+}
+
+/// A stack of reftables in a directory.
+///
+/// ```
+/// use reftable::{ObjectId, RefRecord, RefValue, Stack, StackOptions};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut stack = Stack::open(dir.path(), StackOptions::default()).unwrap();
+/// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+/// stack.add(|w, ui| {
+///     w.set_limits(ui, ui)?;
+///     w.add_ref(&RefRecord::new("refs/heads/main", ui, RefValue::Val1(id)))
+/// }).unwrap();
+/// assert_eq!(stack.merged().read_ref(b"refs/heads/main").unwrap().unwrap().update_index, 1);
+/// ```
+pub struct Stack {
+    dir: PathBuf,
+    list_path: PathBuf,
+    opts: StackOptions,
+    names: Vec<String>,
+    merged: MergedTable,
+    list_id: Option<FileId>,
+    compaction: CompactionStats,
+    own_stats: Stats,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// Parse `tables.list`: one table file name a line; empty lines are skipped. A name that is
+/// not a plain file name in the stack directory is a format error (it is never opened).
+pub fn parse_tables_list(content: &[u8]) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for (i, line) in content.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let name = std::str::from_utf8(line).map_err(|_| {
+            Error::format(format!(
+                "tables.list line {}: table name is not UTF-8",
+                i + 1
+            ))
+        })?;
+        if name.contains(['/', '\\', '\0']) || name == "." || name == ".." {
+            return Err(Error::format(format!(
+                "tables.list line {}: {name:?} is not a table file name in the stack directory",
+                i + 1
+            )));
+        }
+        names.push(name.to_string());
+    }
+    Ok(names)
+}
+
+/// git's table file name stem: `0x<min>-0x<max>-<random>` (at least 12 hex digits each).
+pub fn table_name_stem(min: u64, max: u64) -> String {
+    format!("0x{min:012x}-0x{max:012x}-{:08x}", random_u32())
+}
+
+/// git's `suggest_compaction_segment`: the range `[start, end)` of tables to merge so that
+/// table sizes form a geometric sequence again (each at least `factor` times the next).
+/// Returns `None` when nothing needs compacting.
+pub fn suggest_compaction_segment(sizes: &[u64], factor: u8) -> Option<(usize, usize)> {
+    let factor = u64::from(if factor == 0 { 2 } else { factor });
+    let n = sizes.len();
+    if n <= 1 {
+        return None;
+    }
+    let mut end = 0;
+    let mut bytes = 0u64;
+    let mut i = n - 1;
+    while i > 0 {
+        if sizes[i - 1] < sizes[i].saturating_mul(factor) {
+            end = i + 1;
+            bytes = sizes[i];
+            break;
+        }
+        i -= 1;
+    }
+    let mut start = 0;
+    while i > 0 {
+        let curr = bytes;
+        bytes = bytes.saturating_add(sizes[i - 1]);
+        if sizes[i - 1] < curr.saturating_mul(factor) {
+            start = i - 1;
+        }
+        i -= 1;
+    }
+    (end > start).then_some((start, end))
+}
+
+impl Stack {
+    /// Open the stack in `dir` (created if missing) and load its tables.
+    pub fn open(dir: impl AsRef<Path>, opts: StackOptions) -> Result<Stack> {
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(e, "create stack directory").in_file(&dir))?;
+        let mut stack = Stack {
+            list_path: dir.join("tables.list"),
+            dir,
+            opts,
+            names: Vec::new(),
+            merged: MergedTable::new(Vec::new(), opts.hash())?,
+            list_id: None,
+            compaction: CompactionStats::default(),
+            own_stats: Stats::default(),
+        };
+        stack.reload()?;
+        Ok(stack)
+    }
+
+    /// The stack directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The options.
+    pub fn options(&self) -> &StackOptions {
+        &self.opts
+    }
+
+    /// Change the options used by later writes (e.g. to switch auto-compaction).
+    pub fn set_options(&mut self, opts: StackOptions) -> Result<()> {
+        if opts.hash() != self.opts.hash() {
+            return Err(Error::api("the hash of an open stack cannot change"));
+        }
+        self.opts = opts;
+        Ok(())
+    }
+
+    /// The merged view of the loaded tables.
+    pub fn merged(&self) -> &MergedTable {
+        &self.merged
+    }
+
+    /// The loaded tables, oldest first.
+    pub fn tables(&self) -> &[Table] {
+        self.merged.tables()
+    }
+
+    /// File names of the loaded tables, oldest first.
+    pub fn table_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The update index the next addition gets: the last table's maximum plus one.
+    pub fn next_update_index(&self) -> u64 {
+        self.tables().last().map_or(1, |t| t.max_update_index() + 1)
+    }
+
+    /// Compaction counters.
+    pub fn compaction_stats(&self) -> CompactionStats {
+        self.compaction
+    }
+
+    /// Counters of all reads through the loaded tables, plus tables opened and entries
+    /// written by this stack.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.merged.stats();
+        // Tables opened are counted per table too: report what this stack opened instead.
+        s.tables_opened = 0;
+        s += self.own_stats;
+        s.entries_written = self.compaction.entries_written;
+        s
+    }
+
+    fn read_list(&self) -> Result<Vec<String>> {
+        match std::fs::read(&self.list_path) {
+            Ok(content) => parse_tables_list(&content).map_err(|e| e.in_file(&self.list_path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(Error::io(e, "read tables.list").in_file(&self.list_path)),
+        }
+    }
+
+    fn open_tables(&mut self, names: &[String]) -> Result<Vec<Table>> {
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let reuse = self
+                .names
+                .iter()
+                .position(|n| n == name)
+                .map(|i| self.merged.tables()[i].clone());
+            let table = match reuse {
+                Some(t) => t,
+                None => {
+                    self.own_stats.tables_opened += 1;
+                    Table::open(self.dir.join(name))?
+                }
+            };
+            out.push(table);
+        }
+        Ok(out)
+    }
+
+    /// Re-read `tables.list` and open the tables it names, reusing tables already open. When
+    /// a table is missing because a concurrent compaction replaced it, the list is re-read and
+    /// the load retried (with growing, jittered delays, for up to about 3 seconds). On
+    /// failure the stack keeps its previous tables.
+    pub fn reload(&mut self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let mut delay_ms = 0u64;
+        let mut tries = 0;
+        loop {
+            let id = file_id(&self.list_path);
+            let names = self.read_list()?;
+            match self.open_tables(&names) {
+                Ok(tables) => {
+                    self.merged = MergedTable::new(tables, self.opts.hash())?;
+                    self.names = names;
+                    self.list_id = id;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == ErrorKind::NotExist => {
+                    tries += 1;
+                    if self.read_list()? == names || (tries >= 3 && Instant::now() > deadline) {
+                        return Err(e);
+                    }
+                    delay_ms = delay_ms + delay_ms * u64::from(random_u32()) / (1u64 << 32) + 1;
+                    std::thread::sleep(Duration::from_millis(delay_ms));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Whether `tables.list` still names the loaded tables.
+    pub fn is_up_to_date(&self) -> Result<bool> {
+        if self.list_id.is_some() && file_id(&self.list_path) == self.list_id {
+            return Ok(true);
+        }
+        if !self.list_path.exists() {
+            return Ok(self.names.is_empty());
+        }
+        Ok(self.read_list()? == self.names)
+    }
+
+    fn lock_list(&self) -> Result<LockFile> {
+        let lock = LockFile::acquire(&self.list_path, self.opts.lock_timeout)?;
+        set_permissions(lock.lock_path(), self.opts.default_permissions)?;
+        Ok(lock)
+    }
+
+    /// Start an addition: lock `tables.list` and check the stack is up to date (reloading it
+    /// when `reload_if_outdated`, else failing with [`ErrorKind::Outdated`]).
+    pub fn new_addition(&mut self, reload_if_outdated: bool) -> Result<Addition<'_>> {
+        let lock = self.lock_list()?;
+        if !self.is_up_to_date()? {
+            if reload_if_outdated {
+                self.reload()?;
+            } else {
+                return Err(Error::new(
+                    ErrorKind::Outdated,
+                    "the stack changed on disk since it was loaded",
+                )
+                .in_file(&self.list_path));
+            }
+        }
+        let next_update_index = self.next_update_index();
+        Ok(Addition {
+            stack: self,
+            lock: Some(lock),
+            next_update_index,
+            new_tables: Vec::new(),
+        })
+    }
+
+    /// Add one table written by `write` (which gets the writer and the next update index)
+    /// in one addition; auto-compacts afterwards unless disabled. Fails with
+    /// [`ErrorKind::Outdated`] when the stack changed on disk.
+    pub fn add<F>(&mut self, write: F) -> Result<()>
+    where
+        F: FnOnce(&mut TableWriter, u64) -> Result<()>,
+    {
+        let mut add = self.new_addition(false)?;
+        add.add_table(write)?;
+        add.commit()
+    }
+
+    fn write_table<F>(&mut self, stem: &str, write: F) -> Result<Option<(TempFile, u64, u64)>>
+    where
+        F: FnOnce(&mut TableWriter) -> Result<()>,
+    {
+        let (temp, file) = TempFile::create(&self.dir.join(stem))?;
+        set_permissions(temp.path(), self.opts.default_permissions)?;
+        let mut w = Writer::new(BufWriter::new(file), self.opts.write);
+        write(&mut w)?;
+        let (min, max) = w.limits();
+        let out = match w.finish() {
+            Ok(out) => out,
+            Err(e) if e.kind() == ErrorKind::EmptyTable => return Ok(None),
+            Err(e) => return Err(e.in_file(temp.path())),
+        };
+        let file = out
+            .into_inner()
+            .map_err(|e| Error::io(e.into_error(), "write table").in_file(temp.path()))?;
+        if self.opts.fsync {
+            file.sync_all()
+                .map_err(|e| Error::io(e, "fsync table").in_file(temp.path()))?;
+        }
+        Ok(Some((temp, min, max)))
+    }
+
+    fn lock_error(&mut self, e: Error) -> Error {
+        if e.kind() == ErrorKind::Lock {
+            self.compaction.failures += 1;
+        }
+        e
+    }
+
+    /// Merge all tables into one, dropping tombstones (and expired reflog entries). A no-op
+    /// for a stack of at most one table without expiry.
+    pub fn compact_all(&mut self, expiry: Option<&LogExpiry>) -> Result<()> {
+        let n = self.tables().len();
+        self.compact_range(0, n.saturating_sub(1), expiry, false)
+            .map_err(|e| self.lock_error(e))
+    }
+
+    /// Compact by git's geometric rule: merge the newest tables whose sizes break the
+    /// sequence. Best effort: tables locked by a concurrent compaction shrink the range.
+    pub fn auto_compact(&mut self) -> Result<()> {
+        let version = self.opts.hash().version();
+        let overhead = (footer_size(version) + header_size(version) - 1) as u64;
+        let sizes: Vec<u64> = self
+            .tables()
+            .iter()
+            .map(|t| t.info().size.saturating_sub(overhead))
+            .collect();
+        match suggest_compaction_segment(&sizes, self.opts.geometric_factor) {
+            Some((start, end)) => self
+                .compact_range(start, end - 1, None, true)
+                .map_err(|e| self.lock_error(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Compact tables `first..=last` into one (see git's `stack_compact_range`).
+    pub fn compact_range(
+        &mut self,
+        first: usize,
+        last: usize,
+        expiry: Option<&LogExpiry>,
+        best_effort: bool,
+    ) -> Result<()> {
+        if first > last || (expiry.is_none() && first == last) || last >= self.tables().len() {
+            return Ok(());
+        }
+        self.compaction.attempts += 1;
+        let list_lock = self.lock_list()?;
+        if !self.is_up_to_date()? {
+            return Err(Error::new(
+                ErrorKind::Outdated,
+                "the stack changed on disk since it was loaded",
+            )
+            .in_file(&self.list_path));
+        }
+        // Lock the tables newest first; with best effort, settle for the newer ones.
+        let mut first = first;
+        let mut table_locks = Vec::new();
+        for i in (first..=last).rev() {
+            let path = self.dir.join(&self.names[i]);
+            match LockFile::acquire(&path, Some(Duration::ZERO)) {
+                Ok(mut l) => {
+                    l.close();
+                    table_locks.push(l);
+                }
+                Err(e) if e.kind() == ErrorKind::Lock && best_effort && last - i >= 2 => {
+                    first = i + 1;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        drop(list_lock);
+
+        let tables: Vec<Table> = self.tables()[first..=last].to_vec();
+        let min = tables[0].min_update_index();
+        let max = tables[tables.len() - 1].max_update_index();
+        let drop_tombstones = first == 0;
+        for t in &tables {
+            self.compaction.bytes += t.info().size;
+        }
+        let hash = self.opts.hash();
+        let mut entries = 0u64;
+        let written = self.write_table(&table_name_stem(min, max), |w| {
+            w.set_limits(min, max)?;
+            let merged = MergedTable::new(tables.clone(), hash)?;
+            let mut refs = merged.seek::<RefRecord>(b"")?;
+            while let Some(r) = refs.next_record()? {
+                if drop_tombstones && r.is_deletion() {
+                    continue;
+                }
+                w.add_ref(r)?;
+                entries += 1;
+            }
+            let mut logs = merged.seek::<LogRecord>(b"")?;
+            while let Some(l) = logs.next_record()? {
+                if drop_tombstones && l.is_deletion() {
+                    continue;
+                }
+                if let Some(x) = expiry {
+                    let time = l.update().map_or(0, |u| u.time);
+                    if (x.min_update_index > 0 && l.update_index < x.min_update_index)
+                        || (x.time > 0 && time < x.time)
+                    {
+                        continue;
+                    }
+                }
+                w.add_log(l)?;
+                entries += 1;
+            }
+            Ok(())
+        });
+        self.compaction.entries_written += entries;
+        let written = written?;
+
+        let mut list_lock = self.lock_list()?;
+        let (names, first_to_replace, last_to_replace) = if self.is_up_to_date()? {
+            (self.names.clone(), first, last)
+        } else {
+            // Someone added or compacted meanwhile: find our tables in the new list.
+            let names = self.read_list()?;
+            let ours = &self.names[first..=last];
+            match names.windows(ours.len()).position(|w| w == ours) {
+                Some(at) => (names.clone(), at, at + ours.len() - 1),
+                None => {
+                    return Err(Error::new(
+                        ErrorKind::Outdated,
+                        "the compacted tables are no longer in the stack",
+                    )
+                    .in_file(&self.list_path))
+                }
+            }
+        };
+        let mut new_name = None;
+        if let Some((temp, _, _)) = written {
+            let name = format!("{}.ref", table_name_stem(min, max));
+            temp.persist(&self.dir.join(&name))?;
+            new_name = Some(name);
+        }
+        let mut content = String::new();
+        for n in names[..first_to_replace]
+            .iter()
+            .chain(new_name.iter())
+            .chain(names[last_to_replace + 1..].iter())
+        {
+            content.push_str(n);
+            content.push('\n');
+        }
+        let committed = list_lock
+            .write_contents(content.as_bytes(), self.opts.fsync)
+            .and_then(|_| list_lock.commit());
+        if let Err(e) = committed {
+            if let Some(n) = &new_name {
+                let _ = std::fs::remove_file(self.dir.join(n));
+            }
+            return Err(e);
+        }
+        self.reload()?;
+        for t in &tables {
+            let _ = std::fs::remove_file(t.name());
+        }
+        drop(table_locks);
+        Ok(())
+    }
+
+    /// Delete table files in the stack directory that `tables.list` does not name and whose
+    /// update indexes are all covered by the stack (left behind by crashed writers or
+    /// compactions). Files that do not parse as tables are left alone.
+    pub fn clean(&mut self) -> Result<()> {
+        let lock = self.lock_list()?;
+        self.reload()?;
+        let max = self.next_update_index() - 1;
+        let entries = std::fs::read_dir(&self.dir)
+            .map_err(|e| Error::io(e, "read stack directory").in_file(&self.dir))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".ref") || self.names.contains(&name) {
+                continue;
+            }
+            let path = entry.path();
+            if let Ok(t) = Table::open(&path) {
+                if t.max_update_index() <= max {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+        drop(lock);
+        Ok(())
+    }
+}
+
+/// An addition in progress: holds `tables.list.lock` until committed or dropped. Dropping it
+/// without [`Addition::commit`] deletes the tables it wrote and releases the lock.
+pub struct Addition<'a> {
+    stack: &'a mut Stack,
+    lock: Option<LockFile>,
+    next_update_index: u64,
+    new_tables: Vec<String>,
+}
+
+impl Addition<'_> {
+    /// The update index this addition's table must use (at least).
+    pub fn next_update_index(&self) -> u64 {
+        self.next_update_index
+    }
+
+    /// The stack as it was when the addition started (or was reloaded).
+    pub fn stack(&self) -> &Stack {
+        self.stack
+    }
+
+    /// Write one table. An empty table is not added. The table's minimum update index must
+    /// be at least [`Addition::next_update_index`].
+    pub fn add_table<F>(&mut self, write: F) -> Result<()>
+    where
+        F: FnOnce(&mut TableWriter, u64) -> Result<()>,
+    {
+        let next = self.next_update_index;
+        let stem = table_name_stem(next, next);
+        let Some((temp, min, max)) = self.stack.write_table(&stem, |w| write(w, next))? else {
+            return Ok(());
+        };
+        if min < next {
+            return Err(Error::api(format!(
+                "table's min_update_index {min} is below the stack's next update index {next}"
+            )));
+        }
+        let name = format!("{}.ref", table_name_stem(min, max));
+        temp.persist(&self.stack.dir.join(&name))?;
+        self.new_tables.push(name);
+        self.next_update_index = max + 1;
+        Ok(())
+    }
+
+    /// Publish the new tables in `tables.list`, reload, and auto-compact unless disabled
+    /// (lock and outdated errors from auto-compaction are ignored, as in git).
+    pub fn commit(mut self) -> Result<()> {
+        let Some(mut lock) = self.lock.take() else {
+            return Err(Error::api("addition already committed"));
+        };
+        if self.new_tables.is_empty() {
+            return Ok(());
+        }
+        let mut content = String::new();
+        for n in self.stack.names.iter().chain(&self.new_tables) {
+            content.push_str(n);
+            content.push('\n');
+        }
+        lock.write_contents(content.as_bytes(), self.stack.opts.fsync)?;
+        lock.commit()?;
+        self.new_tables.clear();
+        self.stack.reload()?;
+        if self.stack.opts.auto_compaction {
+            match self.stack.auto_compact() {
+                Err(e) if matches!(e.kind(), ErrorKind::Lock | ErrorKind::Outdated) => {}
+                other => other?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Addition<'_> {
+    fn drop(&mut self) {
+        for n in &self.new_tables {
+            let _ = std::fs::remove_file(self.stack.dir.join(n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_vectors_from_git() {
+        assert_eq!(
+            suggest_compaction_segment(&[512, 64, 17, 16, 9, 9, 9, 16, 2, 16], 2),
+            Some((1, 10))
+        );
+        assert_eq!(suggest_compaction_segment(&[64, 32, 16, 8, 4, 2], 2), None);
+        assert_eq!(suggest_compaction_segment(&[261, 49, 47], 2), Some((1, 3)));
+        assert_eq!(suggest_compaction_segment(&[5], 2), None);
+        assert_eq!(suggest_compaction_segment(&[], 2), None);
+    }
+
+    #[test]
+    fn tables_list_names_are_checked() {
+        assert_eq!(
+            parse_tables_list(b"a.ref\n\nb.ref\n").unwrap(),
+            ["a.ref", "b.ref"]
+        );
+        assert_eq!(parse_tables_list(b"a.ref").unwrap(), ["a.ref"]);
+        for bad in [
+            &b"../x.ref\n"[..],
+            b"/etc/passwd\n",
+            b"sub/t.ref\n",
+            b"..\n",
+            b".\n",
+            b"a\\b\n",
+        ] {
+            assert_eq!(
+                parse_tables_list(bad).unwrap_err().kind(),
+                ErrorKind::Format,
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn name_stem_format() {
+        let s = table_name_stem(1, 0x1_0000_0000_0000);
+        assert!(s.starts_with("0x000000000001-0x1000000000000-"), "{s}");
+        assert_eq!(s.len(), "0x000000000001-0x1000000000000-".len() + 8);
+    }
+}

@@ -1,0 +1,511 @@
+//! The stack: git's stack unit-test checklist (u-reftable-stack.c), ported as behaviour.
+
+use std::time::Duration;
+
+use reftable::{
+    ErrorKind, HashId, LogExpiry, LogRecord, LogUpdate, LogValue, ObjectId, Record, RefRecord,
+    RefValue, Stack, StackOptions, WriteOptions,
+};
+
+fn oid(b: u8) -> ObjectId {
+    ObjectId::from_bytes(&[b; 20]).unwrap()
+}
+
+fn opts() -> StackOptions {
+    StackOptions {
+        lock_timeout: Some(Duration::ZERO),
+        fsync: false,
+        ..Default::default()
+    }
+}
+
+fn no_auto() -> StackOptions {
+    StackOptions {
+        auto_compaction: false,
+        ..opts()
+    }
+}
+
+fn add_ref(st: &mut Stack, name: &str, value: Option<u8>) -> reftable::Result<()> {
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        let v = value.map_or(RefValue::Deletion, |b| RefValue::Val1(oid(b)));
+        w.add_ref(&RefRecord::new(name, ui, v))
+    })
+}
+
+fn log(name: &str, ui: u64, time: u64, msg: &str) -> LogRecord {
+    LogRecord {
+        refname: name.as_bytes().to_vec(),
+        update_index: ui,
+        value: LogValue::Update(LogUpdate {
+            old_id: oid(0),
+            new_id: oid(ui as u8),
+            name: b"C O Mitter".to_vec(),
+            email: b"committer@example.com".to_vec(),
+            time,
+            tz_offset: 100,
+            message: msg.as_bytes().to_vec(),
+        }),
+    }
+}
+
+fn ls(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn add_one_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(
+        dir.path(),
+        StackOptions {
+            default_permissions: Some(0o660),
+            ..opts()
+        },
+    )
+    .unwrap();
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_ref(&RefRecord::new(
+            "HEAD",
+            ui,
+            RefValue::Symref(b"master".to_vec()),
+        ))
+    })
+    .unwrap();
+    let r = st.merged().read_ref(b"HEAD").unwrap().unwrap();
+    assert_eq!(r.symref_target(), Some(&b"master"[..]));
+    assert_eq!(r.update_index, 1);
+    let list = std::fs::read_to_string(dir.path().join("tables.list")).unwrap();
+    assert!(list.ends_with(".ref\n"));
+    assert_eq!(list.lines().count(), 1);
+    let name = list.trim();
+    assert!(name.starts_with("0x000000000001-0x000000000001-"), "{name}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for f in ["tables.list", name] {
+            let mode = std::fs::metadata(dir.path().join(f))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o660, "{f}");
+        }
+    }
+    // Only tables.list and the table: no temp or lock files left.
+    assert_eq!(ls(dir.path()).len(), 2);
+}
+
+#[test]
+fn uptodate_and_reload_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = Stack::open(dir.path(), no_auto()).unwrap();
+    let mut b = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut a, "refs/heads/a", Some(1)).unwrap();
+    assert!(!b.is_up_to_date().unwrap());
+    let e = add_ref(&mut b, "refs/heads/b", Some(2)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Outdated);
+    // With the reload flag (what git's transactions use) the addition goes through.
+    let mut add = b.new_addition(true).unwrap();
+    assert_eq!(add.next_update_index(), 2);
+    add.add_table(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_ref(&RefRecord::new("refs/heads/b", ui, RefValue::Val1(oid(2))))
+    })
+    .unwrap();
+    add.commit().unwrap();
+    a.reload().unwrap();
+    assert!(a.merged().read_ref(b"refs/heads/b").unwrap().is_some());
+    assert_eq!(a.tables().len(), 2);
+}
+
+#[test]
+fn update_index_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "a", Some(1)).unwrap();
+    let e = st
+        .add(|w, _| {
+            w.set_limits(1, 1)?;
+            w.add_ref(&RefRecord::new("b", 1, RefValue::Val1(oid(1))))
+        })
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Api);
+    assert_eq!(st.tables().len(), 1);
+    assert_eq!(ls(dir.path()).len(), 2, "no leftover temp table");
+}
+
+#[test]
+fn lock_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), opts()).unwrap();
+    std::fs::write(dir.path().join("tables.list.lock"), "").unwrap();
+    for i in 0..3 {
+        let e = add_ref(&mut st, &format!("r{i}"), Some(1)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lock);
+    }
+    // A lock released within the timeout is waited for.
+    let lock = dir.path().join("tables.list.lock");
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::remove_file(lock).unwrap();
+    });
+    st.set_options(StackOptions {
+        lock_timeout: Some(Duration::from_secs(5)),
+        ..opts()
+    })
+    .unwrap();
+    add_ref(&mut st, "late", Some(1)).unwrap();
+    t.join().unwrap();
+}
+
+#[test]
+fn empty_addition_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), opts()).unwrap();
+    st.add(|w, ui| w.set_limits(ui, ui)).unwrap();
+    assert_eq!(st.tables().len(), 0);
+    let st2 = Stack::open(dir.path(), opts()).unwrap();
+    assert_eq!(st2.tables().len(), 0);
+    assert!(ls(dir.path()).iter().all(|f| !f.contains(".temp.")));
+}
+
+#[test]
+fn tombstones_and_full_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_ref(&RefRecord::new("a", ui, RefValue::Val1(oid(1))))?;
+        w.add_ref(&RefRecord::new("b", ui, RefValue::Val1(oid(1))))?;
+        w.add_log(&log("a", ui, 10, "one"))
+    })
+    .unwrap();
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_ref(&RefRecord::new("a", ui, RefValue::Deletion))?;
+        w.add_log(&LogRecord {
+            refname: b"a".to_vec(),
+            update_index: 1,
+            value: LogValue::Deletion,
+        })
+    })
+    .unwrap();
+    let m = st.merged();
+    assert!(m.read_ref(b"a").unwrap().is_none());
+    assert!(m.read_log(b"a").unwrap().is_empty());
+    // Iteration surfaces the tombstone.
+    let all: Vec<RefRecord> = m.refs().unwrap().map(|r| r.unwrap()).collect();
+    assert!(all[0].is_deletion());
+    st.compact_all(None).unwrap();
+    assert_eq!(st.tables().len(), 1);
+    let all: Vec<RefRecord> = st.merged().refs().unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(all.len(), 1, "tombstone dropped by full compaction");
+    assert_eq!(st.merged().logs().unwrap().count(), 0);
+    assert_eq!(ls(dir.path()).len(), 2, "old tables removed");
+}
+
+#[test]
+fn compacting_a_range_keeps_tombstones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "a", Some(1)).unwrap();
+    add_ref(&mut st, "a", None).unwrap();
+    add_ref(&mut st, "b", Some(1)).unwrap();
+    st.compact_range(1, 2, None, false).unwrap();
+    assert_eq!(st.tables().len(), 2);
+    assert!(st.merged().read_ref(b"a").unwrap().is_none());
+    let t = &st.tables()[1];
+    assert!(t.read_ref(b"a").unwrap().unwrap().is_deletion());
+    assert_eq!((t.min_update_index(), t.max_update_index()), (2, 3));
+}
+
+#[test]
+fn hash_id_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), opts()).unwrap();
+    add_ref(&mut st, "a", Some(1)).unwrap();
+    let sha256 = StackOptions {
+        write: WriteOptions {
+            hash: HashId::Sha256,
+            ..Default::default()
+        },
+        ..opts()
+    };
+    let e = Stack::open(dir.path(), sha256).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Format);
+    Stack::open(dir.path(), opts()).unwrap();
+}
+
+#[test]
+fn reflog_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 1..=20u64 {
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_log(&log(&format!("branch{i:02}"), ui, i, "x"))
+        })
+        .unwrap();
+    }
+    st.compact_all(Some(&LogExpiry {
+        time: 10,
+        min_update_index: 0,
+    }))
+    .unwrap();
+    assert!(st.merged().read_log(b"branch09").unwrap().is_empty());
+    assert_eq!(st.merged().read_log(b"branch11").unwrap().len(), 1);
+    st.compact_all(Some(&LogExpiry {
+        time: 0,
+        min_update_index: 15,
+    }))
+    .unwrap();
+    assert!(st.merged().read_log(b"branch14").unwrap().is_empty());
+    assert_eq!(st.merged().read_log(b"branch15").unwrap().len(), 1);
+}
+
+#[test]
+fn log_normalize() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    let e = st
+        .add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_log(&log("a", ui, 1, "one\ntwo"))
+        })
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Api);
+    for msg in ["one", "two\n"] {
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_log(&log("a", ui, 1, msg))
+        })
+        .unwrap();
+    }
+    let msgs: Vec<Vec<u8>> = st
+        .merged()
+        .read_log(b"a")
+        .unwrap()
+        .iter()
+        .map(|l| l.update().unwrap().message.clone())
+        .collect();
+    assert_eq!(msgs, [b"two\n".to_vec(), b"one\n".to_vec()]);
+}
+
+/// git's floor(log_n(sz)).
+fn fastlog(mut sz: u64, n: u64) -> u64 {
+    let mut l = 0;
+    while sz > 0 {
+        sz /= n;
+        l += 1;
+    }
+    l.max(1) - 1
+}
+
+/// git's auto_compaction and auto_compaction_factor tests: after i additions the stack has
+/// fewer than factor·log_factor(i) tables; with factor 2 compaction writes fewer than
+/// N·log2(N) entries.
+#[test]
+fn auto_compaction_keeps_the_stack_logarithmic() {
+    for factor in [2u8, 5] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Stack::open(
+            dir.path(),
+            StackOptions {
+                geometric_factor: factor,
+                ..opts()
+            },
+        )
+        .unwrap();
+        let n = 100u64;
+        let f = u64::from(factor);
+        for i in 0..n {
+            // As in git's tests: symrefs to "master" (factor 2), null ids (factor 5).
+            st.add(|w, ui| {
+                w.set_limits(ui, ui)?;
+                let value = if factor == 2 {
+                    RefValue::Symref(b"master".to_vec())
+                } else {
+                    RefValue::Val1(ObjectId::null(HashId::Sha1))
+                };
+                w.add_ref(&RefRecord::new(format!("branch{i:04}"), ui, value))
+            })
+            .unwrap();
+            assert!(
+                i < f || (st.tables().len() as u64) < f * fastlog(i, f),
+                "factor {factor}: {} tables after {} additions",
+                st.tables().len(),
+                i + 1
+            );
+        }
+        if factor == 2 {
+            let written = st.compaction_stats().entries_written;
+            assert!(written < n * fastlog(n, 2), "{written} entries written");
+        }
+        assert_eq!(st.merged().refs().unwrap().count(), n as usize);
+    }
+}
+
+#[test]
+fn auto_compaction_with_locked_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 0..5 {
+        add_ref(&mut st, &format!("r{i}"), Some(1)).unwrap();
+    }
+    assert_eq!(st.tables().len(), 5);
+    // Lock the third table: best effort compacts the two newest.
+    let locked = dir.path().join(format!("{}.lock", st.table_names()[2]));
+    std::fs::write(&locked, "").unwrap();
+    st.auto_compact().unwrap();
+    assert_eq!(st.tables().len(), 4);
+    assert_eq!(st.compaction_stats().failures, 0);
+    // compact_all is not best effort: it fails and leaves the stack alone.
+    let e = st.compact_all(None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lock);
+    assert_eq!(st.tables().len(), 4);
+    assert_eq!(st.compaction_stats().failures, 1);
+    assert!(locked.exists());
+}
+
+#[test]
+fn failing_auto_compaction_does_not_fail_the_addition() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "a", Some(1)).unwrap();
+    std::fs::write(dir.path().join(format!("{}.lock", st.table_names()[0])), "").unwrap();
+    st.set_options(opts()).unwrap();
+    add_ref(&mut st, "b", Some(1)).unwrap();
+    assert_eq!(st.tables().len(), 2);
+    assert_eq!(st.compaction_stats().failures, 1);
+}
+
+#[test]
+fn concurrent_compaction_and_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 0..3 {
+        add_ref(&mut a, &format!("r{i}"), Some(1)).unwrap();
+    }
+    let mut b = Stack::open(dir.path(), no_auto()).unwrap();
+    b.compact_all(None).unwrap();
+    // The other instance reloads across the compaction.
+    a.reload().unwrap();
+    assert_eq!(a.tables().len(), 1);
+    assert_eq!(a.merged().refs().unwrap().count(), 3);
+    // A stale table left behind (covered update indexes) is removed by clean.
+    let stale = dir
+        .path()
+        .join(&a.table_names()[0])
+        .with_file_name("0x000000000001-0x000000000001-deadbeef.ref");
+    std::fs::copy(dir.path().join(&a.table_names()[0]), &stale).unwrap();
+    std::fs::write(dir.path().join("garbage.ref"), "not a table").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+    let mut c = Stack::open(dir.path(), no_auto()).unwrap();
+    c.clean().unwrap();
+    let files = ls(dir.path());
+    assert!(!stale.exists());
+    assert!(files.contains(&"garbage.ref".to_string()));
+    assert!(files.contains(&"notes.txt".to_string()));
+    assert_eq!(files.len(), 4);
+}
+
+#[test]
+fn compaction_splices_concurrent_additions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 0..3 {
+        add_ref(&mut a, &format!("r{i}"), Some(1)).unwrap();
+    }
+    // Another writer appends while `a` is about to compact tables 0..=1 of its view.
+    let mut b = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut b, "r3", Some(1)).unwrap();
+    // `a` is outdated: compaction refuses (git 2.47: outdated at the first lock).
+    let e = a.compact_range(0, 1, None, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Outdated);
+    a.reload().unwrap();
+    a.compact_range(0, 1, None, false).unwrap();
+    assert_eq!(a.tables().len(), 3);
+    assert_eq!(a.merged().refs().unwrap().count(), 4);
+}
+
+#[test]
+fn read_across_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 0..3 {
+        add_ref(&mut st, &format!("r{i}"), Some(1)).unwrap();
+    }
+    let mut it = st.merged().refs().unwrap();
+    assert_eq!(it.next().unwrap().unwrap().refname, b"r0");
+    let mut other = Stack::open(dir.path(), no_auto()).unwrap();
+    other.compact_all(None).unwrap();
+    st.reload().unwrap();
+    assert_eq!(it.next().unwrap().unwrap().refname, b"r1");
+    assert_eq!(it.next().unwrap().unwrap().refname, b"r2");
+    assert!(it.next().is_none());
+}
+
+#[test]
+fn reload_with_missing_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "a", Some(1)).unwrap();
+    add_ref(&mut st, "b", Some(1)).unwrap();
+    let mut it = st.merged().refs().unwrap();
+    let list = dir.path().join("tables.list");
+    let mut content = std::fs::read_to_string(&list).unwrap();
+    content.push_str("0x000000000003-0x000000000003-12345678.ref\n");
+    std::fs::write(&list, content).unwrap();
+    let e = st.reload().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotExist);
+    assert_eq!(st.tables().len(), 2);
+    assert!(st.merged().read_ref(b"b").unwrap().is_some());
+    assert_eq!(it.next().unwrap().unwrap().refname, b"a");
+}
+
+#[test]
+fn path_escaping_tables_list_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tables.list"), "../../etc/passwd\n").unwrap();
+    let e = Stack::open(dir.path(), opts()).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Format);
+    assert!(e.to_string().contains("tables.list"), "{e}");
+}
+
+#[test]
+fn many_additions_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), opts()).unwrap();
+    let n = 40u64;
+    for i in 0..n {
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            let name = format!("branch{i:02}");
+            w.add_ref(&RefRecord::new(
+                name.clone(),
+                ui,
+                RefValue::Val1(oid(i as u8)),
+            ))?;
+            w.add_log(&log(&name, ui, 1000 + i, "update"))
+        })
+        .unwrap();
+    }
+    let fresh = Stack::open(dir.path(), opts()).unwrap();
+    for i in 0..n {
+        let name = format!("branch{i:02}");
+        let r = fresh.merged().read_ref(name.as_bytes()).unwrap().unwrap();
+        assert_eq!(r.value_id(), Some(&oid(i as u8)));
+        assert_eq!(r.update_index, i + 1);
+        let l = fresh.merged().read_log(name.as_bytes()).unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].update().unwrap().time, 1000 + i);
+    }
+    assert_eq!(fresh.merged().refs().unwrap().count(), n as usize);
+}
