@@ -33,6 +33,15 @@ pub enum ErrorKind {
     EntryTooBig,
     /// The on-disk stack changed since it was loaded (git: `REFTABLE_OUTDATED_ERROR`).
     Outdated,
+    /// A ref transaction was refused because names conflict: a D/F conflict (`a` and
+    /// `a/b`) or several updates of one ref (git's ref layer: `TRANSACTION_NAME_CONFLICT`).
+    NameConflict,
+    /// A ref transaction was refused because a ref's current value is not the expected old
+    /// value (git: "cannot lock ref …: is at … but expected …").
+    OldValueMismatch,
+    /// A ref transaction was refused because a new value names a missing object, or a
+    /// non-commit for a branch.
+    InvalidObject,
 }
 
 impl ErrorKind {
@@ -49,6 +58,9 @@ impl ErrorKind {
             ErrorKind::Refname => "invalid refname",
             ErrorKind::EntryTooBig => "entry too large",
             ErrorKind::Outdated => "data concurrently modified",
+            ErrorKind::NameConflict => "reference name conflict",
+            ErrorKind::OldValueMismatch => "reference has an unexpected value",
+            ErrorKind::InvalidObject => "invalid object for reference",
         }
     }
 
@@ -65,6 +77,8 @@ impl ErrorKind {
             ErrorKind::Refname => -10,
             ErrorKind::EntryTooBig => -11,
             ErrorKind::Outdated => -12,
+            // Errors of git's ref layer, which reports them all as a failed transaction.
+            ErrorKind::NameConflict | ErrorKind::OldValueMismatch | ErrorKind::InvalidObject => -1,
         }
     }
 }

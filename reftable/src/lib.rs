@@ -19,7 +19,7 @@
 //! zlib-rs instead, whose output can differ (rarely) in compressed bytes but never in content.
 //!
 //! The read path, one module a step: [`varint`] → [`block`] → [`record`] → [`table`] →
-//! [`merged`] → [`stack`].
+//! [`merged`] → [`stack`] → [`refdb`].
 //!
 //! ```
 //! use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
@@ -55,6 +55,8 @@ mod hash;
 mod lock;
 pub mod merged;
 pub mod record;
+pub mod refdb;
+pub mod refname;
 pub mod stack;
 mod stats;
 pub mod table;

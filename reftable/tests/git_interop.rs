@@ -1,0 +1,438 @@
+//! The ref database against real git: the same transactions through `git update-ref --stdin`
+//! and through `RefDb` give byte-identical tables, the same accepted/rejected outcomes, and
+//! stacks each side reads.
+//!
+//! git comes from `REFTABLE_TEST_GIT`, else `git` on PATH, and must support reftable (2.45+).
+//! Without one the tests are skipped with a notice, unless `REFTABLE_REQUIRE_GIT=1` (CI),
+//! where that is a failure.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use reftable::refdb::{
+    Committer, LogRefs, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefTarget, RefUpdate,
+};
+use reftable::{HashId, ObjectId, StackOptions, Table};
+
+const DATE: &str = "1112911993 -0700";
+
+struct Git {
+    bin: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Git {
+    fn find() -> Option<Git> {
+        let bin = std::env::var_os("REFTABLE_TEST_GIT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("git"));
+        let git = Git {
+            bin,
+            home: tempfile::tempdir().unwrap(),
+        };
+        let probe = git.home.path().join("probe");
+        let ok = git
+            .cmd(git.home.path())
+            .args(["init", "-q", "--ref-format=reftable"])
+            .arg(&probe)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Some(git);
+        }
+        let msg = format!(
+            "no reftable-capable git at {} (set REFTABLE_TEST_GIT)",
+            git.bin.display()
+        );
+        if std::env::var("REFTABLE_REQUIRE_GIT").is_ok_and(|v| v == "1") {
+            panic!("{msg}");
+        }
+        eprintln!("SKIPPED: {msg}");
+        None
+    }
+
+    fn cmd(&self, dir: &Path) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "A U Thor")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_AUTHOR_DATE", DATE)
+            .env("GIT_COMMITTER_NAME", "C O Mitter")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_COMMITTER_DATE", DATE)
+            .env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false")
+            .env("LC_ALL", "C");
+        c
+    }
+
+    fn run(&self, dir: &Path, args: &[&str], stdin: &str) -> (bool, String) {
+        let mut child = self
+            .cmd(dir)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    }
+
+    fn out(&self, dir: &Path, args: &[&str], stdin: &str) -> String {
+        let (ok, text) = self.run(dir, args, stdin);
+        assert!(ok, "git {args:?}: {text}");
+        text.trim().to_string()
+    }
+}
+
+struct Objects(HashMap<ObjectId, ObjectKind>);
+
+impl ObjectLookup for Objects {
+    fn lookup(&self, id: &ObjectId) -> ObjectKind {
+        self.0.get(id).copied().unwrap_or(ObjectKind::Missing)
+    }
+}
+
+fn committer() -> Committer {
+    Committer {
+        name: b"C O Mitter".to_vec(),
+        email: b"committer@example.com".to_vec(),
+        time: 1_112_911_993,
+        tz_offset: -700,
+    }
+}
+
+/// The stack's tables, as (name without the random suffix, bytes).
+fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
+    list.lines()
+        .map(|n| {
+            let stem = n.rsplit_once('-').unwrap().0.to_string();
+            (stem, std::fs::read(dir.join(n)).unwrap())
+        })
+        .collect()
+}
+
+struct Pair {
+    git: Git,
+    repo: tempfile::TempDir,
+    ours: tempfile::TempDir,
+    db: RefDb,
+    objects: Objects,
+    ids: Vec<ObjectId>,
+    tag: ObjectId,
+    step: usize,
+}
+
+impl Pair {
+    fn new(log_refs: LogRefs) -> Option<Pair> {
+        let git = Git::find()?;
+        let repo = tempfile::tempdir().unwrap();
+        git.out(
+            repo.path(),
+            &["init", "-q", "--ref-format=reftable", "-b", "main", "."],
+            "",
+        );
+        let cfg = match log_refs {
+            LogRefs::None => "false",
+            LogRefs::Normal => "true",
+            LogRefs::Always => "always",
+        };
+        git.out(repo.path(), &["config", "core.logAllRefUpdates", cfg], "");
+        let tree = git.out(repo.path(), &["mktree"], "");
+        let mut objects = HashMap::new();
+        let mut ids = Vec::new();
+        let mut parent: Option<String> = None;
+        for i in 0..4 {
+            let mut args = vec!["commit-tree", tree.as_str()];
+            if let Some(p) = &parent {
+                args.extend(["-p", p.as_str()]);
+            }
+            let c = git.out(repo.path(), &args, &format!("commit {i}\n"));
+            let id = ObjectId::from_hex(&c).unwrap();
+            objects.insert(id, ObjectKind::Commit);
+            ids.push(id);
+            parent = Some(c);
+        }
+        let tag_text = format!(
+            "object {}\ntype commit\ntag v1\ntagger C O Mitter <committer@example.com> {DATE}\n\nannotated\n",
+            ids[0]
+        );
+        let tag = ObjectId::from_hex(&git.out(repo.path(), &["mktag"], &tag_text)).unwrap();
+        objects.insert(tag, ObjectKind::Tag { peeled: ids[0] });
+        objects.insert(ObjectId::from_hex(&tree).unwrap(), ObjectKind::Other);
+
+        // Start from the table `git init` wrote (HEAD -> refs/heads/main).
+        let ours = tempfile::tempdir().unwrap();
+        let git_stack = repo.path().join(".git/reftable");
+        for entry in std::fs::read_dir(&git_stack).unwrap() {
+            let p = entry.unwrap().path();
+            std::fs::copy(&p, ours.path().join(p.file_name().unwrap())).unwrap();
+        }
+        let db = RefDb::open(
+            ours.path(),
+            RefDbOptions {
+                stack: StackOptions {
+                    auto_compaction: false,
+                    fsync: false,
+                    ..Default::default()
+                },
+                log_refs,
+            },
+        )
+        .unwrap();
+        Some(Pair {
+            git,
+            repo,
+            ours,
+            db,
+            objects: Objects(objects),
+            ids,
+            tag,
+            step: 0,
+        })
+    }
+
+    fn git_stack(&self) -> PathBuf {
+        self.repo.path().join(".git/reftable")
+    }
+
+    /// Run one transaction on both sides; both must agree on success, and the stacks on
+    /// bytes afterwards.
+    fn txn(&mut self, updates: &[RefUpdate], msg: &str) -> bool {
+        self.step += 1;
+        let mut stdin = String::from("start\n");
+        for u in updates {
+            stdin.push_str(&u.update_ref_command().expect("expressible update"));
+        }
+        stdin.push_str("commit\n");
+        // --create-reflog applies to the whole update-ref process.
+        let mut args = vec!["update-ref", "-m", msg, "--stdin"];
+        if updates.iter().any(|u| u.create_reflog) {
+            assert!(updates.iter().all(|u| u.create_reflog));
+            args.push("--create-reflog");
+        }
+        let (git_ok, git_out) = self.git.run(self.repo.path(), &args, &stdin);
+        let updates: Vec<RefUpdate> = updates.iter().map(|u| u.clone().message(msg)).collect();
+        let ours = self.db.transaction(&updates, &committer(), &self.objects);
+        assert_eq!(
+            git_ok,
+            ours.is_ok(),
+            "step {}: git {} ({git_out}), ours {ours:?}\nstdin:\n{stdin}",
+            self.step,
+            if git_ok { "accepted" } else { "rejected" },
+        );
+        self.compare(&stdin);
+        git_ok
+    }
+
+    fn compare(&self, what: &str) {
+        let theirs = tables(&self.git_stack());
+        let ours = tables(self.ours.path());
+        let names = |t: &[(String, Vec<u8>)]| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&ours),
+            names(&theirs),
+            "step {}: table names\n{what}",
+            self.step
+        );
+        for ((name, a), (_, b)) in ours.iter().zip(&theirs) {
+            if a != b {
+                let ta = Table::from_bytes("ours", a.clone()).unwrap();
+                let tb = Table::from_bytes("git", b.clone()).unwrap();
+                let ra: Vec<_> = ta.refs().unwrap().map(|r| r.unwrap()).collect();
+                let rb: Vec<_> = tb.refs().unwrap().map(|r| r.unwrap()).collect();
+                let la: Vec<_> = ta.logs().unwrap().map(|r| r.unwrap()).collect();
+                let lb: Vec<_> = tb.logs().unwrap().map(|r| r.unwrap()).collect();
+                assert_eq!(ra, rb, "step {}: {name}: refs differ\n{what}", self.step);
+                assert_eq!(la, lb, "step {}: {name}: logs differ\n{what}", self.step);
+                panic!(
+                    "step {}: {name}: same records, bytes differ\n{what}",
+                    self.step
+                );
+            }
+        }
+    }
+
+    fn null(&self) -> ObjectId {
+        ObjectId::null(HashId::Sha1)
+    }
+}
+
+#[test]
+fn transactions_match_git_byte_for_byte() {
+    let Some(mut p) = Pair::new(LogRefs::Normal) else {
+        return;
+    };
+    let [c0, c1, c2, c3] = [p.ids[0], p.ids[1], p.ids[2], p.ids[3]];
+    let h = HashId::Sha1;
+    // Branch creation through HEAD's branch logs HEAD too; tags get no reflog; peeled tag.
+    assert!(p.txn(
+        &[
+            RefUpdate::create("refs/heads/main", c0),
+            RefUpdate::create("refs/heads/topic", c1),
+            RefUpdate::create("refs/tags/v1", p.tag),
+            RefUpdate::create("refs/custom/x", c0),
+        ],
+        "initial  refs\twith   spaces ",
+    ));
+    assert!(p.txn(
+        &[RefUpdate::update("refs/heads/main", c1, Some(c0))],
+        "advance"
+    ));
+    // A no-op update of HEAD's branch still logs to HEAD.
+    assert!(p.txn(&[RefUpdate::update("refs/heads/main", c1, None)], "noop"));
+    // Wrong old value, creating an existing ref, D/F conflicts, duplicates: rejected.
+    assert!(!p.txn(
+        &[RefUpdate::update("refs/heads/main", c2, Some(c0))],
+        "bad old"
+    ));
+    assert!(!p.txn(&[RefUpdate::create("refs/heads/topic", c2)], "exists"));
+    assert!(!p.txn(&[RefUpdate::create("refs/heads/topic/sub", c2)], "d/f"));
+    assert!(!p.txn(&[RefUpdate::create("refs/heads", c2)], "f/d"));
+    assert!(!p.txn(
+        &[
+            RefUpdate::create("refs/heads/new", c2),
+            RefUpdate::create("refs/heads/new/sub", c2),
+        ],
+        "d/f in one transaction"
+    ));
+    assert!(!p.txn(
+        &[
+            RefUpdate::update("refs/heads/topic", c2, None),
+            RefUpdate::delete("refs/heads/topic", None, h),
+        ],
+        "duplicate"
+    ));
+    assert!(!p.txn(
+        &[RefUpdate::verify("refs/heads/topic", Some(c3), h)],
+        "verify"
+    ));
+    assert!(p.txn(
+        &[RefUpdate::verify("refs/heads/topic", Some(c1), h)],
+        "verify ok"
+    ));
+    // Symrefs: create, update through it (deref), retarget, delete.
+    assert!(p.txn(
+        &[RefUpdate::symref_create(
+            "refs/heads/sym",
+            "refs/heads/topic",
+            h
+        )],
+        "symref create"
+    ));
+    assert!(p.txn(
+        &[RefUpdate::update("refs/heads/sym", c2, Some(c1))],
+        "through symref"
+    ));
+    assert!(p.txn(
+        &[RefUpdate::symref_update(
+            "refs/heads/sym",
+            "refs/heads/main",
+            Some(RefTarget::Symref(b"refs/heads/topic".to_vec()))
+        )
+        .no_deref()],
+        "retarget"
+    ));
+    assert!(p.txn(
+        &[RefUpdate::symref_update("refs/heads/sym", "refs/heads/missing", None).no_deref()],
+        "dangling"
+    ));
+    assert!(p.txn(
+        &[RefUpdate::symref_delete(
+            "refs/heads/sym",
+            Some(b"refs/heads/missing"),
+            h
+        )],
+        "symref delete"
+    ));
+    // Deletion writes log tombstones for every entry.
+    assert!(p.txn(
+        &[RefUpdate::delete("refs/heads/topic", Some(c2), h)],
+        "delete topic"
+    ));
+    // Mass create, delete, recreate.
+    let names: Vec<String> = (0..60).map(|i| format!("refs/heads/b/{i:03}")).collect();
+    let create: Vec<RefUpdate> = names.iter().map(|n| RefUpdate::create(n, c3)).collect();
+    assert!(p.txn(&create, "mass create"));
+    let delete: Vec<RefUpdate> = names[..40]
+        .iter()
+        .map(|n| RefUpdate::delete(n, Some(c3), h))
+        .collect();
+    assert!(p.txn(&delete, "mass delete"));
+    let recreate: Vec<RefUpdate> = names[..10]
+        .iter()
+        .map(|n| RefUpdate::create(n, c2))
+        .collect();
+    assert!(p.txn(&recreate, "recreate"));
+    // Long and non-ASCII messages: git truncates to half the block size.
+    let long = "x".repeat(3000);
+    assert!(p.txn(&[RefUpdate::update("refs/heads/main", c2, None)], &long));
+    assert!(p.txn(
+        &[RefUpdate::update("refs/heads/main", c3, None)],
+        "héllo wörld ✓"
+    ));
+    // A ref below a deleted directory is fine again.
+    assert!(p.txn(
+        &[RefUpdate::create("refs/heads/topic/sub", c0)],
+        "d/f after delete"
+    ));
+    // Missing object and a tag on a branch: rejected.
+    assert!(!p.txn(
+        &[RefUpdate::create(
+            "refs/heads/ghost",
+            ObjectId::from_bytes(&[7; 20]).unwrap()
+        )],
+        "missing object"
+    ));
+    assert!(!p.txn(
+        &[RefUpdate::create("refs/heads/tagged", p.tag)],
+        "tag on a branch"
+    ));
+    // Deleting HEAD's branch logs HEAD with a null new id.
+    assert!(p.txn(
+        &[RefUpdate::delete("refs/heads/main", None, h)],
+        "delete main"
+    ));
+    let _ = p.null();
+}
+
+#[test]
+fn reflog_settings_match_git() {
+    for log_refs in [LogRefs::None, LogRefs::Always] {
+        let Some(mut p) = Pair::new(log_refs) else {
+            return;
+        };
+        let [c0, c1] = [p.ids[0], p.ids[1]];
+        assert!(p.txn(
+            &[
+                RefUpdate::create("refs/heads/main", c0),
+                RefUpdate::create("refs/custom/y", c0),
+            ],
+            "one"
+        ));
+        assert!(p.txn(
+            &[RefUpdate::update("refs/custom/y", c1, None).create_reflog()],
+            "forced reflog"
+        ));
+        assert!(p.txn(
+            &[RefUpdate::update("refs/custom/y", c0, None)],
+            "kept reflog"
+        ));
+    }
+}
