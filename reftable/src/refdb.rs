@@ -972,6 +972,7 @@ impl RefDb {
     /// entries for which `prune` says yes become tombstones, the others are rewritten (with
     /// `rewrite`, each entry's old id becomes the new id of the previous kept entry), and an
     /// existence marker is written when none survive. With `dry_run` nothing is written.
+    /// `prune` sees the entries oldest first, as git's expiry callbacks do.
     pub fn expire_reflog(
         &mut self,
         name: &[u8],

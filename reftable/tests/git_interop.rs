@@ -436,3 +436,130 @@ fn reflog_settings_match_git() {
         ));
     }
 }
+
+impl Pair {
+    /// Run a git command on git's side and `ours` on ours, then compare the stacks.
+    fn both(&mut self, args: &[&str], ours: impl FnOnce(&mut RefDb)) {
+        self.step += 1;
+        let out = self.git.out(self.repo.path(), args, "");
+        ours(&mut self.db);
+        self.compare(&format!("git {args:?}: {out}"));
+    }
+}
+
+#[test]
+fn reflog_expire_delete_and_pack_refs_match_git() {
+    let Some(mut p) = Pair::new(LogRefs::Normal) else {
+        return;
+    };
+    let [c0, c1, c2, c3] = [p.ids[0], p.ids[1], p.ids[2], p.ids[3]];
+    let h = HashId::Sha1;
+    assert!(p.txn(&[RefUpdate::create("refs/heads/main", c0)], "one"));
+    for (i, c) in [c1, c2, c3, c0, c1].into_iter().enumerate() {
+        assert!(p.txn(
+            &[
+                RefUpdate::update("refs/heads/main", c, None),
+                RefUpdate::update("refs/heads/lo", c, None),
+            ],
+            &format!("step {i}")
+        ));
+    }
+    // git reflog delete lo@{1}: the second newest entry becomes a tombstone.
+    // `lo@{n}` is the n-th newest entry.
+    let delete_nth = |db: &mut RefDb, n: usize, rewrite: bool| {
+        let ui = db.reflog(b"refs/heads/lo").unwrap()[n].update_index;
+        db.expire_reflog(
+            b"refs/heads/lo",
+            &mut |l| l.update_index == ui,
+            rewrite,
+            false,
+        )
+        .unwrap();
+    };
+    p.both(&["reflog", "delete", "refs/heads/lo@{1}"], |db| {
+        delete_nth(db, 1, false)
+    });
+    p.both(
+        &["reflog", "delete", "--rewrite", "refs/heads/lo@{2}"],
+        |db| delete_nth(db, 2, true),
+    );
+    // Expire everything: tombstones plus an existence marker.
+    p.both(
+        &["reflog", "expire", "--expire=all", "refs/heads/lo"],
+        |db| {
+            db.expire_reflog(b"refs/heads/lo", &mut |_| true, false, false)
+                .unwrap();
+        },
+    );
+    assert!(p.db.reflog_exists(b"refs/heads/lo").unwrap());
+    assert!(p.db.reflog(b"refs/heads/lo").unwrap().is_empty());
+    // The existence marker keeps the reflog going under logAllRefUpdates=false rules too.
+    assert!(p.txn(
+        &[RefUpdate::update("refs/heads/lo", c2, None)],
+        "after expire"
+    ));
+    // An explicit existence marker for a ref without reflog.
+    assert!(p.txn(&[RefUpdate::create("refs/tags/t", c0)], "tag"));
+    p.both(
+        &[
+            "update-ref",
+            "--create-reflog",
+            "refs/tags/t2",
+            &c1.to_string(),
+        ],
+        |db| {
+            db.transaction(
+                &[RefUpdate::update("refs/tags/t2", c1, None).create_reflog()],
+                &committer(),
+                &p_objects(&[c1]),
+            )
+            .unwrap();
+        },
+    );
+    // pack-refs: everything in one table, tombstones gone; messages re-normalized.
+    p.both(&["pack-refs"], |db| db.pack_refs(false).unwrap());
+    assert_eq!(tables(&p.git_stack()).len(), 1);
+    assert!(p.txn(&[RefUpdate::delete("refs/heads/lo", None, h)], "delete lo"));
+    p.both(&["pack-refs"], |db| db.pack_refs(false).unwrap());
+}
+
+fn p_objects(commits: &[ObjectId]) -> Objects {
+    Objects(commits.iter().map(|c| (*c, ObjectKind::Commit)).collect())
+}
+
+#[test]
+fn auto_compaction_matches_git() {
+    let Some(mut p) = Pair::new(LogRefs::Normal) else {
+        return;
+    };
+    // git compacts after every transaction unless told not to.
+    let mut opts = *p.db.stack().options();
+    opts.auto_compaction = true;
+    p.db.stack_mut().set_options(opts).unwrap();
+    let auto = |git: &Git, dir: &Path, stdin: &str, msg: &str| {
+        let mut c = git.cmd(dir);
+        c.env_remove("GIT_TEST_REFTABLE_AUTOCOMPACTION");
+        c.args(["update-ref", "-m", msg, "--stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    for i in 0..40u64 {
+        let u = RefUpdate::update(format!("refs/heads/b{i:02}"), p.ids[(i % 4) as usize], None);
+        let stdin = format!("start\n{}commit\n", u.update_ref_command().unwrap());
+        let msg = format!("auto {i}");
+        auto(&p.git, p.repo.path(), &stdin, &msg);
+        p.db.transaction(&[u.message(&msg)], &committer(), &p.objects)
+            .unwrap();
+        p.step += 1;
+        p.compare(&stdin);
+    }
+    assert!(tables(&p.git_stack()).len() < 8);
+}
