@@ -548,6 +548,29 @@ impl RefDb {
         Ok(out)
     }
 
+    /// The live refs whose names start with `prefix`, in name order. Stops at the first key
+    /// without the prefix, tombstone or not.
+    pub fn refs_with_prefix(&self, prefix: &[u8]) -> Result<Vec<RefRecord>> {
+        let mut out = Vec::new();
+        let mut it = self.stack.merged().seek_ref(prefix)?;
+        while let Some(r) = it.next_record()? {
+            if !r.refname.starts_with(prefix) {
+                break;
+            }
+            if !r.is_deletion() {
+                out.push(r.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Check that `name` could be created: no existing ref is a directory prefix of it and
+    /// none lives below `name/` (git's D/F check). Bounded by the refs and tombstones under
+    /// `name/`, not by the stack's size.
+    pub fn check_name_available(&self, name: &[u8]) -> Result<()> {
+        self.stack.check_available(name, &[])
+    }
+
     /// The reflog of `name` as git shows it: newest first, without tombstones and without
     /// the existence marker.
     pub fn reflog(&self, name: &[u8]) -> Result<Vec<LogRecord>> {

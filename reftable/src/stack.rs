@@ -35,6 +35,10 @@ pub struct StackOptions {
     pub default_permissions: Option<u32>,
     /// fsync tables and `tables.list` before they are renamed into place.
     pub fsync: bool,
+    /// Skip tombstones inside the merged iterators, as git 2.47 does. Off by default: it
+    /// makes lookups after mass deletions scan every tombstone past the wanted key (git's
+    /// quadratic bug, fixed by commit 146a946321). For comparisons and complexity tests.
+    pub suppress_deletions: bool,
 }
 
 impl Default for StackOptions {
@@ -46,6 +50,7 @@ impl Default for StackOptions {
             lock_timeout: Some(Duration::from_millis(100)),
             default_permissions: None,
             fsync: true,
+            suppress_deletions: false,
         }
     }
 }
@@ -224,6 +229,7 @@ impl Stack {
             return Err(Error::api("the hash of an open stack cannot change"));
         }
         self.opts = opts;
+        self.merged.set_suppress_deletions(opts.suppress_deletions);
         Ok(())
     }
 
@@ -305,6 +311,8 @@ impl Stack {
             match self.open_tables(&names) {
                 Ok(tables) => {
                     self.merged = MergedTable::new(tables, self.opts.hash())?;
+                    self.merged
+                        .set_suppress_deletions(self.opts.suppress_deletions);
                     self.names = names;
                     self.list_id = id;
                     return Ok(());
