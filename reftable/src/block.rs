@@ -405,7 +405,11 @@ impl BlockWriter {
         if self.key.is_empty() {
             return Err(Error::api("record with an empty key"));
         }
-        let prev: &[u8] = if self.entries % self.restart_interval == 0 {
+        let mut entries = self.entries;
+        if crate::defects::active(crate::defects::Defect::RestartOffByOne) && entries > 0 {
+            entries += 1;
+        }
+        let prev: &[u8] = if entries % self.restart_interval == 0 {
             &[]
         } else {
             &self.last_key

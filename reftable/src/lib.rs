@@ -50,6 +50,8 @@ compile_error!("enable the `zlib` (default) or `zlib-rs` feature: log blocks nee
 
 pub mod block;
 mod bytes;
+#[doc(hidden)]
+pub mod defects;
 mod error;
 mod hash;
 mod lock;

@@ -718,7 +718,7 @@ impl RefDb {
                             ))
                         }
                         ObjectKind::Commit => {}
-                        _ if u.refname.starts_with(b"refs/heads/") => {
+                        _ if u.refname.starts_with(b"refs/heads/") || u.refname == b"HEAD" => {
                             return Err(err(
                                 ErrorKind::InvalidObject,
                                 format!(
@@ -732,7 +732,11 @@ impl RefDb {
                 }
             }
             // Updating the branch HEAD points to also logs to HEAD.
-            if head_target.as_deref() == Some(u.refname.as_slice()) && !u.log_only && !u.via_head {
+            if head_target.as_deref() == Some(u.refname.as_slice())
+                && !u.log_only
+                && !u.via_head
+                && !crate::defects::active(crate::defects::Defect::DroppedReflogEntry)
+            {
                 if affected.iter().any(|a| a == b"HEAD") {
                     return Err(err(
                         ErrorKind::NameConflict,
@@ -870,9 +874,12 @@ impl RefDb {
                 }
                 _ => {}
             }
+            // A symref update carries no object id: git compares the null id with the
+            // current value, so it always writes unless the ref resolves to nothing.
             let changes = match &w.new {
                 Some(RefTarget::Oid(id)) => *id != cur_oid,
-                _ => false,
+                Some(RefTarget::Symref(_)) => !cur_oid.is_null(),
+                None => false,
             };
             if w.is_symref || w.log_only || changes {
                 queued.push((i, cur_oid));
@@ -884,7 +891,10 @@ impl RefDb {
             return Ok(());
         }
         queued.sort_by(|a, b| work[a.0].refname.cmp(&work[b.0].refname));
-        let ts = add.next_update_index();
+        let mut ts = add.next_update_index();
+        if crate::defects::active(crate::defects::Defect::WrongUpdateIndex) {
+            ts += 1;
+        }
         let max_msg = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
         let mut refs: Vec<RefRecord> = Vec::new();
         let mut logs: Vec<LogRecord> = Vec::new();
@@ -921,7 +931,12 @@ impl RefDb {
                             name: committer.name.clone(),
                             email: committer.email.clone(),
                             time: committer.time,
-                            tz_offset: committer.tz_offset,
+                            tz_offset: if crate::defects::active(crate::defects::Defect::LostTzSign)
+                            {
+                                committer.tz_offset.abs()
+                            } else {
+                                committer.tz_offset
+                            },
                             message,
                         }),
                     });
@@ -946,7 +961,7 @@ impl RefDb {
                 .cmp(&b.refname)
                 .then(b.update_index.cmp(&a.update_index))
         });
-        add.add_table(|w, ts| {
+        add.add_table(|w, _| {
             w.set_limits(ts, ts)?;
             for r in &refs {
                 w.add_ref(r)?;

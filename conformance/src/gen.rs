@@ -1,0 +1,421 @@
+//! Case generation: proptest strategies for abstract operations, resolved against the model's
+//! state while a case runs, so that old values are right often enough for transactions to go
+//! through and wrong often enough to exercise refusals.
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use reftable::ObjectId;
+
+use crate::model::{MValue, Model};
+use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
+
+/// Ref names: shared prefixes, D/F pairs, sort-order neighbours, root refs, non-ASCII, long.
+pub fn name_pool() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "HEAD",
+        "refs/heads/main",
+        "refs/heads/a",
+        "refs/heads/a/b",
+        "refs/heads/a-b",
+        "refs/heads/a.b",
+        "refs/heads/a0",
+        "refs/heads/b/c/d",
+        "refs/heads/b",
+        "refs/heads/topic",
+        "refs/heads/é",
+        "refs/tags/v1",
+        "refs/tags/v1.0",
+        "refs/custom/x",
+        "refs/remotes/origin/main",
+        "refs/notes/commits",
+        "ORIG_HEAD",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.push(format!("refs/heads/{}", "l".repeat(150)));
+    v
+}
+
+/// Reflog messages: empty, ordinary, long, multi-line, non-ASCII, with tabs.
+pub fn message_pool() -> Vec<String> {
+    vec![
+        String::new(),
+        "commit: x".into(),
+        "update by test".into(),
+        "m".repeat(3000),
+        "multi\n\nline\n".into(),
+        "héllo wörld ✓".into(),
+        "  tabs\tand   spaces  ".into(),
+    ]
+}
+
+/// The objects a case can point refs at.
+#[derive(Clone, Debug)]
+pub struct Pool {
+    /// Commits.
+    pub commits: Vec<ObjectId>,
+    /// Annotated tags with what they peel to.
+    pub tags: Vec<(ObjectId, ObjectId)>,
+    /// A tree (not a commit).
+    pub tree: ObjectId,
+    /// An id no object has.
+    pub missing: ObjectId,
+}
+
+impl Pool {
+    fn value(&self, i: u8) -> ObjectId {
+        let n = self.commits.len() + self.tags.len() + 2;
+        match (i as usize) % n {
+            k if k < self.commits.len() => self.commits[k],
+            k if k < self.commits.len() + self.tags.len() => self.tags[k - self.commits.len()].0,
+            k if k == n - 2 && i % 7 == 0 => self.tree,
+            k if k == n - 1 && i % 11 == 0 => self.missing,
+            _ => self.commits[(i as usize) % self.commits.len()],
+        }
+    }
+}
+
+/// Which old value an abstract update expects.
+#[derive(Clone, Copy, Debug)]
+pub enum OldSpec {
+    /// None given.
+    Unchecked,
+    /// The current value (right unless the transaction changes it first).
+    Current,
+    /// Some pool value (usually wrong).
+    Other(u8),
+    /// Must not exist.
+    Absent,
+}
+
+/// An abstract update: indexes into the pools, resolved later.
+#[derive(Clone, Debug)]
+pub enum AUpdate {
+    /// `create`.
+    Create(u8, u8),
+    /// `update` with an old-value spec.
+    Update(u8, u8, OldSpec),
+    /// `delete`.
+    Delete(u8, OldSpec),
+    /// `verify`.
+    Verify(u8, OldSpec),
+    /// `symref-create`.
+    SymrefCreate(u8, u8),
+    /// `symref-update` (optionally checking the old target; optionally no-deref).
+    SymrefUpdate(u8, u8, bool, bool),
+    /// `symref-delete` (optionally checking the old target).
+    SymrefDelete(u8, bool),
+    /// `update` through `option no-deref`.
+    UpdateNoDeref(u8, u8),
+}
+
+/// An abstract operation.
+#[derive(Clone, Debug)]
+pub enum AOp {
+    /// A transaction; `new_segment` starts a new update-ref process (new message and time).
+    Txn(Vec<AUpdate>, u8, bool, bool),
+    /// Create `n` refs under a prefix in one transaction (p1401's first step).
+    MassCreate(u8, u16, u8),
+    /// Delete everything under a prefix in one transaction.
+    MassDelete(u8),
+    /// Reflog expiry of a name.
+    Expire(u8, bool),
+    /// Reflog delete of one entry.
+    ReflogDelete(u8, u8, bool),
+    /// pack-refs.
+    Pack(bool),
+}
+
+fn old_spec() -> impl Strategy<Value = OldSpec> {
+    prop_oneof![
+        3 => Just(OldSpec::Unchecked),
+        4 => Just(OldSpec::Current),
+        1 => any::<u8>().prop_map(OldSpec::Other),
+        1 => Just(OldSpec::Absent),
+    ]
+}
+
+fn aupdate() -> impl Strategy<Value = AUpdate> {
+    let n = any::<u8>();
+    let v = any::<u8>();
+    prop_oneof![
+        4 => (n, v).prop_map(|(a, b)| AUpdate::Create(a, b)),
+        6 => (n, v, old_spec()).prop_map(|(a, b, o)| AUpdate::Update(a, b, o)),
+        3 => (n, old_spec()).prop_map(|(a, o)| AUpdate::Delete(a, o)),
+        1 => (n, old_spec()).prop_map(|(a, o)| AUpdate::Verify(a, o)),
+        1 => (n, n).prop_map(|(a, b)| AUpdate::SymrefCreate(a, b)),
+        1 => (n, n, any::<bool>(), any::<bool>()).prop_map(|(a, b, c, d)| AUpdate::SymrefUpdate(a, b, c, d)),
+        1 => (n, any::<bool>()).prop_map(|(a, c)| AUpdate::SymrefDelete(a, c)),
+        1 => (n, v).prop_map(|(a, b)| AUpdate::UpdateNoDeref(a, b)),
+    ]
+}
+
+fn aop() -> impl Strategy<Value = AOp> {
+    prop_oneof![
+        20 => (proptest::collection::vec(aupdate(), 1..4), any::<u8>(), any::<bool>(), proptest::bool::weighted(0.05))
+            .prop_map(|(u, m, seg, cr)| AOp::Txn(u, m, seg, cr)),
+        1 => (0u8..3, 10u16..300, any::<u8>()).prop_map(|(p, n, v)| AOp::MassCreate(p, n, v)),
+        1 => (0u8..3).prop_map(AOp::MassDelete),
+        1 => (any::<u8>(), any::<bool>()).prop_map(|(n, all)| AOp::Expire(n, all)),
+        1 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(n, i, r)| AOp::ReflogDelete(n, i, r)),
+        1 => any::<bool>().prop_map(AOp::Pack),
+    ]
+}
+
+fn options() -> impl Strategy<Value = CaseOptions> {
+    (
+        proptest::bool::weighted(0.25),
+        prop_oneof![4 => Just(4096u32), 1 => Just(1024), 1 => Just(300)],
+        prop_oneof![4 => Just(16u16), 1 => Just(1), 1 => Just(3)],
+        proptest::bool::weighted(0.85),
+        prop_oneof![1 => Just(LogRefsOpt::False), 4 => Just(LogRefsOpt::True), 1 => Just(LogRefsOpt::Always)],
+        proptest::bool::weighted(0.3),
+        proptest::bool::weighted(0.2),
+    )
+        .prop_map(|(sha256, block_size, restart_interval, index_objects, log_refs, auto_compaction, interleave)| CaseOptions {
+            sha256,
+            block_size,
+            restart_interval,
+            index_objects,
+            log_refs,
+            auto_compaction,
+            interleave,
+        })
+}
+
+/// The options and abstract operations of case `index` of a run with `seed`.
+pub fn generate(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    bytes[8..16].copy_from_slice(&index.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let opts = options().new_tree(&mut runner).expect("strategy").current();
+    let list = proptest::collection::vec(aop(), ops..=ops)
+        .new_tree(&mut runner)
+        .expect("strategy")
+        .current();
+    (opts, list)
+}
+
+/// Turns abstract operations into concrete ones against the model's current state.
+pub struct Resolver {
+    names: Vec<String>,
+    messages: Vec<String>,
+    pool: Pool,
+    /// Current message and create-reflog flag of the segment.
+    message: String,
+    create_reflog: bool,
+    mass: Vec<Vec<String>>,
+}
+
+impl Resolver {
+    /// A resolver over `pool`.
+    pub fn new(pool: Pool) -> Resolver {
+        Resolver {
+            names: name_pool(),
+            messages: message_pool(),
+            pool,
+            message: "init".into(),
+            create_reflog: false,
+            mass: vec![Vec::new(); 3],
+        }
+    }
+
+    fn name(&self, i: u8) -> String {
+        self.names[i as usize % self.names.len()].clone()
+    }
+
+    fn current(&self, model: &Model, name: &str) -> Option<Value> {
+        model.refs.get(name).map(|v| match v {
+            MValue::Oid(id) => Value::oid(id),
+            MValue::Symref(t) => Value::Symref(t.clone()),
+        })
+    }
+
+    fn current_oid(&self, model: &Model, name: &str, null: &ObjectId) -> ObjectId {
+        model.resolve(name).unwrap_or(*null)
+    }
+
+    fn old(&self, spec: OldSpec, model: &Model, name: &str, null: &ObjectId) -> Option<Value> {
+        match spec {
+            OldSpec::Unchecked => None,
+            OldSpec::Current => {
+                let id = self.current_oid(model, name, null);
+                (!id.is_null()).then(|| Value::oid(&id))
+            }
+            OldSpec::Other(v) => Some(Value::oid(&self.pool.value(v))),
+            OldSpec::Absent => Some(Value::oid(null)),
+        }
+    }
+
+    /// The concrete operation for `op`; `None` when it resolves to nothing.
+    pub fn resolve(&mut self, op: &AOp, model: &Model, null: &ObjectId) -> Option<Op> {
+        let oid = |i: u8| Value::oid(&self.pool.value(i));
+        match op {
+            AOp::Txn(updates, msg, new_segment, create_reflog) => {
+                if *new_segment {
+                    self.message = self.messages[*msg as usize % self.messages.len()].clone();
+                    self.create_reflog = *create_reflog;
+                }
+                let mut out: Vec<Update> = Vec::new();
+                for u in updates {
+                    let upd = match *u {
+                        AUpdate::Create(n, v) => Update {
+                            refname: self.name(n),
+                            new: Some(oid(v)),
+                            old: Some(Value::oid(null)),
+                            no_deref: false,
+                        },
+                        AUpdate::Update(n, v, o) => {
+                            let name = self.name(n);
+                            let old = match self.old(o, model, &name, null) {
+                                Some(Value::Oid(h))
+                                    if ObjectId::from_hex(&h).is_some_and(|i| i.is_null()) =>
+                                {
+                                    Some(Value::Oid(h))
+                                }
+                                other => other,
+                            };
+                            Update {
+                                refname: name,
+                                new: Some(oid(v)),
+                                old,
+                                no_deref: false,
+                            }
+                        }
+                        AUpdate::Delete(n, o) => {
+                            let name = self.name(n);
+                            // update-ref refuses a zero old id for delete.
+                            let old = match o {
+                                OldSpec::Absent => None,
+                                o => self.old(o, model, &name, null),
+                            };
+                            Update {
+                                refname: name,
+                                new: Some(Value::oid(null)),
+                                old,
+                                no_deref: false,
+                            }
+                        }
+                        AUpdate::Verify(n, o) => {
+                            let name = self.name(n);
+                            let old = self.old(o, model, &name, null).or(Some(Value::oid(null)));
+                            Update {
+                                refname: name,
+                                new: None,
+                                old,
+                                no_deref: false,
+                            }
+                        }
+                        AUpdate::SymrefCreate(n, t) => Update {
+                            refname: self.name(n),
+                            new: Some(Value::Symref(self.name(t))),
+                            old: Some(Value::oid(null)),
+                            no_deref: false,
+                        },
+                        AUpdate::SymrefUpdate(n, t, check, no_deref) => {
+                            let name = self.name(n);
+                            let old = if check {
+                                self.current(model, &name)
+                            } else {
+                                None
+                            };
+                            Update {
+                                refname: name,
+                                new: Some(Value::Symref(self.name(t))),
+                                old,
+                                no_deref,
+                            }
+                        }
+                        AUpdate::SymrefDelete(n, check) => {
+                            let name = self.name(n);
+                            let old = if check {
+                                match self.current(model, &name) {
+                                    Some(Value::Symref(t)) => Some(Value::Symref(t)),
+                                    _ => None,
+                                }
+                            } else {
+                                None
+                            };
+                            Update {
+                                refname: name,
+                                new: Some(Value::oid(null)),
+                                old,
+                                no_deref: true,
+                            }
+                        }
+                        AUpdate::UpdateNoDeref(n, v) => Update {
+                            refname: self.name(n),
+                            new: Some(oid(v)),
+                            old: None,
+                            no_deref: true,
+                        },
+                    };
+                    if upd.stdin_lines().is_some() {
+                        out.push(upd);
+                    }
+                }
+                (!out.is_empty()).then(|| Op::Txn {
+                    updates: out,
+                    message: self.message.clone(),
+                    create_reflog: self.create_reflog,
+                })
+            }
+            AOp::MassCreate(p, n, v) => {
+                let prefix =
+                    ["refs/tags/t-", "refs/heads/mass/", "refs/tags/old-"][*p as usize % 3];
+                let names: Vec<String> = (0..*n).map(|i| format!("{prefix}{i:04}")).collect();
+                self.mass[*p as usize % 3] = names.clone();
+                let value = Value::oid(&self.pool.commits[*v as usize % self.pool.commits.len()]);
+                Some(Op::Txn {
+                    updates: names
+                        .into_iter()
+                        .map(|refname| Update {
+                            refname,
+                            new: Some(value.clone()),
+                            old: None,
+                            no_deref: false,
+                        })
+                        .collect(),
+                    message: self.message.clone(),
+                    create_reflog: self.create_reflog,
+                })
+            }
+            AOp::MassDelete(p) => {
+                let names = std::mem::take(&mut self.mass[*p as usize % 3]);
+                let updates: Vec<Update> = names
+                    .into_iter()
+                    .filter(|n| model.refs.contains_key(n))
+                    .map(|refname| Update {
+                        refname,
+                        new: Some(Value::oid(null)),
+                        old: None,
+                        no_deref: true,
+                    })
+                    .collect();
+                (!updates.is_empty()).then(|| Op::Txn {
+                    updates,
+                    message: self.message.clone(),
+                    create_reflog: self.create_reflog,
+                })
+            }
+            AOp::Expire(n, all) => Some(Op::ReflogExpire {
+                refname: self.name(*n),
+                expire: if *all {
+                    Expire::All
+                } else {
+                    Expire::Before(crate::git::BASE_TIME + 60 * u64::from(*n % 8))
+                },
+            }),
+            AOp::ReflogDelete(n, i, r) => Some(Op::ReflogDelete {
+                refname: self.name(*n),
+                index: *i as usize,
+                rewrite: *r,
+            }),
+            AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto }),
+        }
+    }
+}

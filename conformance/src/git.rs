@@ -1,0 +1,384 @@
+//! Driving real git: an isolated environment, a version and capability probe, every
+//! subprocess under a timeout, and an `update-ref --stdin` coprocess that runs transactions
+//! with `start` / `prepare` / `commit` acknowledgements.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Base committer time of a case (git's `test_tick` start); steps add 60 s each.
+pub const BASE_TIME: u64 = 1_112_911_993;
+/// The committer's time zone in every case.
+pub const TZ: &str = "-0700";
+/// Committer name.
+pub const NAME: &str = "C O Mitter";
+/// Committer email.
+pub const EMAIL: &str = "committer@example.com";
+
+/// How a git subprocess ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Exit code.
+    Code(i32),
+    /// Killed by a signal (git crashed: segfault, abort).
+    Signal(i32),
+    /// Did not finish within the timeout and was killed.
+    Timeout,
+}
+
+impl Exit {
+    fn from_status(s: ExitStatus) -> Exit {
+        if let Some(c) = s.code() {
+            return Exit::Code(c);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(sig) = s.signal() {
+                return Exit::Signal(sig);
+            }
+        }
+        Exit::Code(-1)
+    }
+
+    /// Exit code 0.
+    pub fn success(&self) -> bool {
+        *self == Exit::Code(0)
+    }
+}
+
+/// What a git command printed and how it ended.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// How it ended.
+    pub exit: Exit,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// A git binary with an isolated environment.
+#[derive(Debug)]
+pub struct Git {
+    bin: PathBuf,
+    version: String,
+    home: tempfile::TempDir,
+    timeout: Duration,
+}
+
+impl Git {
+    /// The git to use: `explicit`, else `REFTABLE_TEST_GIT`, else `git` on PATH. Fails unless it
+    /// is 2.45 or newer and can create a reftable repository.
+    pub fn find(explicit: Option<&Path>) -> Result<Git, String> {
+        let bin = explicit
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::var_os("REFTABLE_TEST_GIT").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("git"));
+        let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let mut git = Git {
+            bin,
+            version: String::new(),
+            home,
+            timeout: Duration::from_secs(120),
+        };
+        let v = git.run(git.home.path(), &["version"], "", 0);
+        if !v.exit.success() {
+            return Err(format!(
+                "cannot run {}: {} {}",
+                git.bin.display(),
+                v.stdout,
+                v.stderr
+            ));
+        }
+        git.version = v
+            .stdout
+            .trim()
+            .trim_start_matches("git version ")
+            .to_string();
+        let nums: Vec<u32> = git
+            .version
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .take(2)
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        if nums.len() < 2 || (nums[0], nums[1]) < (2, 45) {
+            return Err(format!(
+                "{} is git {}; reftable needs git 2.45 or newer",
+                git.bin.display(),
+                git.version
+            ));
+        }
+        let probe = git.home.path().join("probe");
+        let p = git.run(
+            git.home.path(),
+            &[
+                "init",
+                "-q",
+                "--ref-format=reftable",
+                probe.to_str().unwrap(),
+            ],
+            "",
+            0,
+        );
+        if !p.exit.success() {
+            return Err(format!(
+                "{} cannot create reftable repositories: {}",
+                git.bin.display(),
+                p.stderr.trim()
+            ));
+        }
+        Ok(git)
+    }
+
+    /// The version string (`2.47.3`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The binary.
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// A command in `dir` with the fixed environment, committer time `BASE_TIME + 60·tick`,
+    /// auto-compaction off.
+    pub fn command(&self, dir: &Path, tick: u64) -> Command {
+        self.command_auto(dir, tick, false)
+    }
+
+    /// Like [`Git::command`], with git's auto-compaction on or off.
+    pub fn command_auto(&self, dir: &Path, tick: u64, auto_compaction: bool) -> Command {
+        let date = format!("{} {TZ}", BASE_TIME + 60 * tick);
+        let mut c = Command::new(&self.bin);
+        c.current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "A U Thor")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_NAME", NAME)
+            .env("GIT_COMMITTER_EMAIL", EMAIL)
+            .env("GIT_COMMITTER_DATE", &date)
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC");
+        if !auto_compaction {
+            c.env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false");
+        }
+        c
+    }
+
+    /// Run git with `args` and `stdin`, killed after the timeout.
+    pub fn run(&self, dir: &Path, args: &[&str], stdin: &str, tick: u64) -> Output {
+        self.run_auto(dir, args, stdin, tick, false)
+    }
+
+    /// Like [`Git::run`], with git's auto-compaction on or off.
+    pub fn run_auto(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        stdin: &str,
+        tick: u64,
+        auto: bool,
+    ) -> Output {
+        let mut c = self.command_auto(dir, tick, auto);
+        self.run_command(&mut c, args, stdin)
+    }
+
+    /// Run a prepared command (see [`Git::command`]) with a timeout.
+    pub fn run_command(&self, c: &mut Command, args: &[&str], stdin: &str) -> Output {
+        let child = c
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                return Output {
+                    exit: Exit::Code(-1),
+                    stdout: String::new(),
+                    stderr: format!("cannot spawn git: {e}"),
+                }
+            }
+        };
+        let mut input = child.stdin.take().expect("piped");
+        let data = stdin.as_bytes().to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(&data);
+        });
+        let out = read_all(child.stdout.take().expect("piped"));
+        let err = read_all(child.stderr.take().expect("piped"));
+        let exit = wait_timeout(&mut child, self.timeout);
+        let _ = writer.join();
+        Output {
+            exit,
+            stdout: out.recv().unwrap_or_default(),
+            stderr: err.recv().unwrap_or_default(),
+        }
+    }
+
+    /// Run and require success.
+    pub fn ok(&self, dir: &Path, args: &[&str], stdin: &str) -> Result<String, String> {
+        let o = self.run(dir, args, stdin, 0);
+        if o.exit.success() {
+            Ok(o.stdout)
+        } else {
+            Err(format!("git {args:?}: {:?}: {}", o.exit, o.stderr.trim()))
+        }
+    }
+}
+
+fn read_all<R: Read + Send + 'static>(mut r: R) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
+    let start = Instant::now();
+    let mut sleep = Duration::from_micros(200);
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Exit::from_status(s),
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Exit::Timeout;
+            }
+            Ok(None) => {
+                std::thread::sleep(sleep);
+                sleep = (sleep * 2).min(Duration::from_millis(20));
+            }
+            Err(_) => return Exit::Code(-1),
+        }
+    }
+}
+
+/// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
+/// `start`, `prepare` and `commit`. git exits when a transaction fails; the caller starts a
+/// new one then.
+pub struct UpdateRef {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: mpsc::Receiver<String>,
+    timeout: Duration,
+}
+
+/// The result of one transaction through [`UpdateRef`].
+#[derive(Clone, Debug)]
+pub enum TxnResult {
+    /// `commit: ok`.
+    Committed,
+    /// git refused it (and exited): its exit and error output.
+    Failed(Exit, String),
+}
+
+impl UpdateRef {
+    /// Start `git update-ref -m <message> [--create-reflog] --stdin` in `dir` at `tick`.
+    pub fn spawn_with(
+        git: &Git,
+        dir: &Path,
+        tick: u64,
+        message: &str,
+        create_reflog: bool,
+        auto_compaction: bool,
+    ) -> std::io::Result<UpdateRef> {
+        let mut c = git.command_auto(dir, tick, auto_compaction);
+        c.arg("update-ref");
+        // update-ref refuses `-m ""`; without -m the message is empty.
+        if !message.is_empty() {
+            c.args(["-m", message]);
+        }
+        if create_reflog {
+            c.arg("--create-reflog");
+        }
+        let mut child = c
+            .arg("--stdin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let stderr = read_all(child.stderr.take().expect("piped"));
+        Ok(UpdateRef {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            timeout: git.timeout,
+        })
+    }
+
+    fn send(&mut self, text: &str) -> bool {
+        match self.stdin.as_mut() {
+            Some(s) => s.write_all(text.as_bytes()).and_then(|_| s.flush()).is_ok(),
+            None => false,
+        }
+    }
+
+    fn ack(&mut self, verb: &str) -> bool {
+        let mut line = String::new();
+        // git answers promptly; a hung git is caught by the timeout in `finish`.
+        match self.stdout.read_line(&mut line) {
+            Ok(n) if n > 0 => line.trim_end() == format!("{verb}: ok"),
+            _ => false,
+        }
+    }
+
+    /// Run one transaction made of `lines` (update-ref commands).
+    pub fn transaction(&mut self, lines: &str) -> TxnResult {
+        let ok = self.send("start\n")
+            && self.ack("start")
+            && self.send(lines)
+            && self.send("prepare\n")
+            && self.ack("prepare")
+            && self.send("commit\n")
+            && self.ack("commit");
+        if ok {
+            return TxnResult::Committed;
+        }
+        self.stdin = None;
+        let exit = wait_timeout(&mut self.child, self.timeout);
+        let err = self
+            .stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default();
+        TxnResult::Failed(exit, err)
+    }
+
+    /// Close stdin and wait for git to exit.
+    pub fn finish(mut self) -> Exit {
+        self.stdin = None;
+        wait_timeout(&mut self.child, self.timeout)
+    }
+}
+
+impl Drop for UpdateRef {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Split `a\0b\0c` lines.
+pub fn split_nul(line: &str) -> Vec<&str> {
+    line.split('\0').collect()
+}

@@ -1,0 +1,235 @@
+//! Operations a conformance case runs on every implementation, in a serializable form
+//! (case files hold them as JSON), and their translation to `git` commands and to
+//! `reftable::refdb` calls.
+
+use reftable::refdb::{RefTarget, RefUpdate};
+use reftable::{HashId, ObjectId};
+use serde::{Deserialize, Serialize};
+
+/// A ref value in a case: an object id (hex; all zeros = none) or a symref target.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Value {
+    /// An object id in hex; the null id means "no ref".
+    Oid(String),
+    /// A symbolic ref target.
+    Symref(String),
+}
+
+impl Value {
+    /// The `RefTarget` for the library.
+    pub fn target(&self) -> RefTarget {
+        match self {
+            Value::Oid(h) => RefTarget::Oid(ObjectId::from_hex(h).expect("hex object id")),
+            Value::Symref(t) => RefTarget::Symref(t.as_bytes().to_vec()),
+        }
+    }
+
+    /// An object id value.
+    pub fn oid(id: &ObjectId) -> Value {
+        Value::Oid(id.to_string())
+    }
+
+    /// The null id of `hash`.
+    pub fn null(hash: HashId) -> Value {
+        Value::oid(&ObjectId::null(hash))
+    }
+}
+
+/// One update of a transaction (the fields of `reftable::refdb::RefUpdate`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Update {
+    /// The ref.
+    pub refname: String,
+    /// New value; `None` verifies only.
+    pub new: Option<Value>,
+    /// Expected old value.
+    pub old: Option<Value>,
+    /// `option no-deref`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_deref: bool,
+}
+
+impl Update {
+    /// The library's update, with `message`.
+    pub fn to_ref_update(&self, message: &str, create_reflog: bool) -> RefUpdate {
+        RefUpdate {
+            refname: self.refname.as_bytes().to_vec(),
+            new: self.new.as_ref().map(Value::target),
+            old: self.old.as_ref().map(Value::target),
+            no_deref: self.no_deref,
+            create_reflog,
+            message: message.as_bytes().to_vec(),
+        }
+    }
+
+    /// The `update-ref --stdin` lines, or `None` when update-ref has no syntax for it.
+    pub fn stdin_lines(&self) -> Option<String> {
+        self.to_ref_update("", false).update_ref_command()
+    }
+}
+
+/// How `reflog expire` prunes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expire {
+    /// `--expire=all`.
+    All,
+    /// `--expire=<time>`: entries older than `time` (seconds) go.
+    Before(u64),
+}
+
+/// One step of a case.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "op")]
+pub enum Op {
+    /// One `update-ref --stdin` transaction (`start` … `commit`).
+    Txn {
+        /// The updates, in order.
+        updates: Vec<Update>,
+        /// The `-m` message.
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
+    },
+    /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
+    ReflogExpire {
+        /// The ref.
+        refname: String,
+        /// What to prune.
+        expire: Expire,
+    },
+    /// `git reflog delete [--rewrite] <ref>@{index}`.
+    ReflogDelete {
+        /// The ref.
+        refname: String,
+        /// Which entry, 0 = newest.
+        index: usize,
+        /// `--rewrite`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        rewrite: bool,
+    },
+    /// `git pack-refs` (`--auto` when `auto`).
+    PackRefs {
+        /// Geometric compaction only.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        auto: bool,
+    },
+}
+
+impl Op {
+    /// A one-line summary for reports.
+    pub fn summary(&self) -> String {
+        match self {
+            Op::Txn { updates, .. } => {
+                let parts: Vec<String> = updates
+                    .iter()
+                    .map(|u| {
+                        u.stdin_lines()
+                            .unwrap_or_default()
+                            .trim_end()
+                            .replace('\n', "; ")
+                    })
+                    .collect();
+                if parts.len() > 6 {
+                    let n = parts.len();
+                    format!(
+                        "txn [{}, … {} more …, {}]",
+                        parts[..3].join(", "),
+                        n - 4,
+                        parts[n - 1]
+                    )
+                } else {
+                    format!("txn [{}]", parts.join(", "))
+                }
+            }
+            Op::ReflogExpire { refname, expire } => format!("reflog expire {expire:?} {refname}"),
+            Op::ReflogDelete {
+                refname,
+                index,
+                rewrite,
+            } => format!(
+                "reflog delete{} {refname}@{{{index}}}",
+                if *rewrite { " --rewrite" } else { "" }
+            ),
+            Op::PackRefs { auto } => format!("pack-refs{}", if *auto { " --auto" } else { "" }),
+        }
+    }
+}
+
+/// Options a case runs under (the option matrix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CaseOptions {
+    /// `--object-format=sha256`.
+    pub sha256: bool,
+    /// `reftable.blockSize`.
+    pub block_size: u32,
+    /// `reftable.restartInterval`.
+    pub restart_interval: u16,
+    /// `reftable.indexObjects`.
+    pub index_objects: bool,
+    /// `core.logAllRefUpdates`: "false", "true" or "always".
+    pub log_refs: LogRefsOpt,
+    /// Auto-compaction after each transaction.
+    pub auto_compaction: bool,
+    /// Every other transaction is written by git into our stack.
+    pub interleave: bool,
+}
+
+/// `core.logAllRefUpdates`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogRefsOpt {
+    /// `false`.
+    False,
+    /// `true`.
+    True,
+    /// `always`.
+    Always,
+}
+
+impl LogRefsOpt {
+    /// The config value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogRefsOpt::False => "false",
+            LogRefsOpt::True => "true",
+            LogRefsOpt::Always => "always",
+        }
+    }
+
+    /// The library's setting.
+    pub fn to_lib(self) -> reftable::refdb::LogRefs {
+        match self {
+            LogRefsOpt::False => reftable::refdb::LogRefs::None,
+            LogRefsOpt::True => reftable::refdb::LogRefs::Normal,
+            LogRefsOpt::Always => reftable::refdb::LogRefs::Always,
+        }
+    }
+}
+
+impl Default for CaseOptions {
+    fn default() -> Self {
+        CaseOptions {
+            sha256: false,
+            block_size: 4096,
+            restart_interval: 16,
+            index_objects: true,
+            log_refs: LogRefsOpt::True,
+            auto_compaction: false,
+            interleave: false,
+        }
+    }
+}
+
+impl CaseOptions {
+    /// The hash.
+    pub fn hash(&self) -> HashId {
+        if self.sha256 {
+            HashId::Sha256
+        } else {
+            HashId::Sha1
+        }
+    }
+}
