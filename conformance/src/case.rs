@@ -108,7 +108,7 @@ pub fn classify_git(stderr: &str) -> ErrClass {
         ErrClass::Object
     } else if s.contains("cannot lock references") || s.contains("Unable to create") {
         ErrClass::Lock
-    } else if s.contains("cannot lock ref") {
+    } else if s.contains("cannot lock ref") || s.contains("verifying symref target") {
         ErrClass::Mismatch
     } else if s.contains("points nowhere") || s.contains("no reflog") {
         ErrClass::NoReflog
@@ -272,6 +272,12 @@ pub struct CaseResult {
     pub comparisons: BTreeMap<Check, u64>,
     /// The exact stdin sent to `git update-ref --stdin`, transaction by transaction.
     pub git_stdin: Vec<String>,
+    /// Transactions git refused for storage reasons (entry too large), which the model
+    /// cannot judge.
+    pub model_not_applicable: u64,
+    /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
+    /// accepted, such as a deleted HEAD or a symref loop).
+    pub twin_retired: Option<String>,
 }
 
 /// A case being run.
@@ -292,6 +298,7 @@ pub struct Executor<'e> {
     segment: Option<(String, bool)>,
     txns: u64,
     last_git_err: String,
+    model_trial: Option<Model>,
     /// The result so far.
     pub result: CaseResult,
 }
@@ -454,6 +461,7 @@ impl<'e> Executor<'e> {
             segment: None,
             txns: 0,
             last_git_err: String::new(),
+            model_trial: None,
             result: CaseResult {
                 options: Some(opts),
                 ..Default::default()
@@ -598,10 +606,12 @@ impl<'e> Executor<'e> {
                 };
                 self.txns += 1;
                 let time = BASE_TIME + 60 * self.tick;
-                let model_res = self
-                    .model
+                // The model decides on a copy; it is kept once git's verdict is known.
+                let mut trial = self.model.clone();
+                let model_res = trial
                     .transaction(updates, message, *create_reflog, time, &objects)
                     .map_err(classify_model);
+                self.model_trial = Some(trial);
                 let interleaved = self.interleave_repo.is_some() && self.txns % 2 == 0;
                 let ours_res = if interleaved {
                     // git writes this transaction into our stack; we take the next.
@@ -650,7 +660,10 @@ impl<'e> Executor<'e> {
                 if git_res.is_ok() {
                     if let Some((_, twin)) = &self.twin {
                         if let Err(e) = twin.apply(updates, message) {
-                            self.diverge(Check::Twin, "twin refused", e);
+                            // The files backend cannot hold every state a reftable stack
+                            // can (no HEAD, symref loops): the twin stops here.
+                            self.result.twin_retired = Some(e);
+                            self.twin = None;
                         }
                     }
                 }
@@ -810,13 +823,21 @@ impl<'e> Executor<'e> {
             }
         }
         if let Some(m) = model {
+            let trial = self.model_trial.take();
+            if git == Err(ErrClass::Other) {
+                // A storage-level refusal (entry too large…): the model knows no tables.
+                self.result.model_not_applicable += 1;
+                return;
+            }
             self.count(Check::Model);
             if m.is_ok() != git.is_ok() || (m.is_err() && m != git) {
                 self.diverge(
                     Check::Model,
                     "error mismatch",
-                    format!("git {git:?}, model {m:?}"),
+                    format!("git {git:?}, model {m:?}; git said: {git_err}"),
                 );
+            } else if m.is_ok() {
+                self.model = trial.expect("set with the verdict");
             }
         }
     }
@@ -1001,21 +1022,27 @@ impl<'e> Executor<'e> {
         }
         let theirs = self.git_reflogs(&repo, &ours);
         let expect = self.expected_git_reflogs(&ours);
-        if theirs != expect {
-            let d: Vec<_> = expect
-                .iter()
-                .zip(&theirs)
-                .filter(|(a, b)| a != b)
-                .take(3)
-                .map(|(a, b)| format!("expected {a:?}, git {b:?}"))
-                .collect();
-            self.result.divergences.push(Divergence {
-                step: step_end,
-                check: Check::GitReflogs,
-                class: "reflog mismatch".into(),
-                detail: format!("{} vs {} lines; {d:?}", expect.len(), theirs.len()),
-            });
-            return self.result;
+        for (name, lines) in &theirs {
+            if expect.get(name) != Some(lines) {
+                let want = expect.get(name).cloned().unwrap_or_default();
+                let first = want
+                    .iter()
+                    .zip(lines)
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("expected {a:?}, git {b:?}"))
+                    .unwrap_or_else(|| format!("git's first line {:?}", lines.first()));
+                self.result.divergences.push(Divergence {
+                    step: step_end,
+                    check: Check::GitReflogs,
+                    class: "reflog mismatch".into(),
+                    detail: format!(
+                        "log -g {name}: {} lines expected, git {}; {first}",
+                        want.len(),
+                        lines.len()
+                    ),
+                });
+                return self.result;
+            }
         }
         // git on our stack: a copy of git's repository with our reftable directory.
         self.count(Check::GitReadsOurs);
@@ -1044,11 +1071,15 @@ impl<'e> Executor<'e> {
             .keys()
             .filter(|n| *n == "HEAD" || matches!(ours.refs.get(*n), Some(SValue::Oid(..))))
             .filter(|n| all_commits(n))
+            // An empty reflog (existence marker only) makes `log -g` fall back to DWIM rules.
+            .filter(|n| !ours.logs[*n].is_empty())
             .collect()
     }
 
-    fn git_reflogs(&self, repo: &Path, ours: &Snapshot) -> Vec<String> {
-        let mut out = Vec::new();
+    /// `log -g` of each candidate reflog, for the names git can walk (`log -g` refuses refs
+    /// that do not resolve).
+    fn git_reflogs(&self, repo: &Path, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
+        let mut out = BTreeMap::new();
         for name in self.reflog_names(ours) {
             let o = self.env.git.run(
                 repo,
@@ -1057,26 +1088,26 @@ impl<'e> Executor<'e> {
                 self.tick,
             );
             if o.exit.success() {
-                out.extend(o.stdout.lines().map(str::to_string));
+                out.insert(name.clone(), o.stdout.lines().map(str::to_string).collect());
             }
         }
         out
     }
 
-    fn expected_git_reflogs(&self, ours: &Snapshot) -> Vec<String> {
-        let mut out = Vec::new();
+    /// What `log -g` shows for each candidate reflog, from our state.
+    fn expected_git_reflogs(&self, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
+        let mut out = BTreeMap::new();
         for name in self.reflog_names(ours) {
-            let entries = &ours.logs[name];
-            // `log -g <ref>` needs the ref to resolve to a commit-ish.
-            if self.db.resolve(name.as_bytes()).ok().flatten().is_none() {
-                continue;
-            }
             // @{n} counts every entry git's backend yields, shown or not.
-            for (shown, e) in entries.iter().enumerate() {
-                let shown_id = ObjectId::from_hex(&e.new).unwrap_or(self.null);
-                let msg = e.message.strip_suffix('\n').unwrap_or(&e.message);
-                out.push(format!("{name}@{{{shown}}} {shown_id} {msg}"));
-            }
+            let lines = ours.logs[name]
+                .iter()
+                .enumerate()
+                .map(|(n, e)| {
+                    let msg = e.message.strip_suffix('\n').unwrap_or(&e.message);
+                    format!("{name}@{{{n}}} {} {msg}", e.new)
+                })
+                .collect();
+            out.insert(name.clone(), lines);
         }
         out
     }
@@ -1096,8 +1127,8 @@ impl<'e> Executor<'e> {
             ));
         }
         let reflogs = self.git_reflogs(scratch.path(), ours);
-        if reflogs != self.expected_git_reflogs(ours) {
-            return Err("git's reflogs of our stack differ".into());
+        if reflogs != self.git_reflogs(self.repo.path(), ours) {
+            return Err("git shows other reflogs on our stack than on its own".into());
         }
         let pack = self
             .env

@@ -70,6 +70,7 @@ struct Step {
     log_only: bool,
     via_head: bool,
     no_deref: bool,
+    force_reflog: bool,
 }
 
 fn normalize(msg: &str) -> Vec<u8> {
@@ -193,6 +194,7 @@ impl Model {
                 log_only: false,
                 via_head: false,
                 no_deref: u.no_deref,
+                force_reflog: create_reflog && u.takes_create_reflog(),
             })
             .collect();
         // (step, current value) of the steps that write something.
@@ -229,6 +231,7 @@ impl Model {
                     log_only: true,
                     via_head: s.via_head,
                     no_deref: true,
+                    force_reflog: s.force_reflog,
                 });
                 affected.push("HEAD".into());
                 affected.sort();
@@ -273,6 +276,7 @@ impl Model {
                             log_only: s.log_only,
                             via_head: s.via_head || s.name == "HEAD",
                             no_deref: false,
+                            force_reflog: s.force_reflog,
                         });
                         let st = &mut steps[i];
                         st.log_only = true;
@@ -320,7 +324,7 @@ impl Model {
             let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
             if s.new.is_some() && !is_symref && deletes {
                 self.logs.remove(&s.name);
-            } else if s.new.is_some() && (create_reflog || before.should_log(&s.name)) {
+            } else if s.new.is_some() && (s.force_reflog || before.should_log(&s.name)) {
                 let new = match s.new.as_ref().expect("checked") {
                     Value::Oid(h) => Some(ObjectId::from_hex(h).expect("hex")),
                     Value::Symref(t) => before.resolve(t),

@@ -51,14 +51,25 @@ pub struct Update {
 }
 
 impl Update {
-    /// The library's update, with `message`.
+    /// Whether `update-ref --create-reflog` applies to this command: it does for update,
+    /// create and the symref commands that set a target, not for delete and verify.
+    pub fn takes_create_reflog(&self) -> bool {
+        match &self.new {
+            Some(Value::Symref(_)) => true,
+            Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|id| !id.is_null()),
+            None => false,
+        }
+    }
+
+    /// The library's update, with `message`; `create_reflog` is the `--create-reflog` of the
+    /// update-ref process (dropped for commands that ignore it).
     pub fn to_ref_update(&self, message: &str, create_reflog: bool) -> RefUpdate {
         RefUpdate {
             refname: self.refname.as_bytes().to_vec(),
             new: self.new.as_ref().map(Value::target),
             old: self.old.as_ref().map(Value::target),
             no_deref: self.no_deref,
-            create_reflog,
+            create_reflog: create_reflog && self.takes_create_reflog(),
             message: message.as_bytes().to_vec(),
         }
     }
