@@ -1,0 +1,228 @@
+//! `reftable dump [--blocks] PATH`: the tables, their header and footer fields and sections;
+//! with `--blocks` every block (offset, type, length, restart count) and every record, like
+//! git's test-only `test-tool dump-reftable -b`.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use reftable::block::BlockInfo;
+use reftable::record::{BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF};
+use reftable::refdb::is_existence_marker;
+use reftable::table::Section;
+use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};
+
+use crate::path::{self, Target};
+use crate::text::{show_bytes, show_log_key, write_log, write_ref};
+use crate::walk::{self, Decoded};
+use crate::{CliError, CliResult};
+
+/// The name of a block type byte.
+pub fn type_name(t: u8) -> &'static str {
+    match t {
+        BLOCK_TYPE_REF => "ref",
+        BLOCK_TYPE_LOG => "log",
+        BLOCK_TYPE_OBJ => "obj",
+        BLOCK_TYPE_INDEX => "index",
+        _ => "unknown",
+    }
+}
+
+fn section_line(out: &mut impl Write, name: &str, s: &Section) -> std::io::Result<()> {
+    if !s.present {
+        return writeln!(out, "  {name} section: none");
+    }
+    write!(out, "  {name} section: offset {}", s.offset)?;
+    if s.index_offset == 0 {
+        writeln!(out, ", no index")
+    } else {
+        writeln!(out, ", index at {}", s.index_offset)
+    }
+}
+
+/// Print a table's header and footer fields and its sections.
+fn dump_header(out: &mut impl Write, name: &str, t: &Table) -> std::io::Result<()> {
+    let i = t.info();
+    writeln!(out, "table {name}")?;
+    writeln!(
+        out,
+        "  version {}, hash {}, block size {}, update indexes {}..{}",
+        i.version,
+        i.hash.name(),
+        i.block_size,
+        i.min_update_index,
+        i.max_update_index
+    )?;
+    writeln!(
+        out,
+        "  size {} bytes, footer at {}, footer CRC-32 0x{:08x}",
+        i.size, i.footer_offset, i.footer_crc
+    )?;
+    section_line(out, "ref", &i.refs)?;
+    section_line(out, "obj", &i.objs)?;
+    if i.objs.present {
+        writeln!(out, "  obj id length {}", i.obj_id_len)?;
+    }
+    section_line(out, "log", &i.logs)
+}
+
+fn print_records<R: Record>(
+    out: &mut impl Write,
+    t: &Table,
+    b: &BlockInfo,
+    data: &[u8],
+    line: impl Fn(&mut Vec<u8>, &Decoded<'_, R>),
+) -> std::io::Result<Option<String>> {
+    let mut buf = Vec::new();
+    let mut io_err = None;
+    let err = walk::for_each_record::<R>(b, data, &t.codec_context(), |d| {
+        if io_err.is_some() {
+            return;
+        }
+        buf.clear();
+        let _ = write!(buf, "    +{} ", d.offset);
+        line(&mut buf, &d);
+        buf.push(b'\n');
+        if let Err(e) = out.write_all(&buf) {
+            io_err = Some(e);
+        }
+    });
+    if let Some(e) = io_err {
+        return Err(e);
+    }
+    Ok(err.map(|(at, msg)| {
+        let (off, prefix) = walk::locate(b, at);
+        format!("{}: offset {off}: {prefix}{msg}", t.name().display())
+    }))
+}
+
+/// Print every block of a table and its records. Returns the first problem met.
+fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliError> {
+    let mut first_err = None;
+    let mut data_type = BLOCK_TYPE_REF;
+    for b in t.blocks() {
+        let b = match b {
+            Ok(b) => b,
+            Err(e) => {
+                first_err.get_or_insert(e.to_string());
+                break;
+            }
+        };
+        let kind = if b.block_type == BLOCK_TYPE_INDEX {
+            format!("{} index", type_name(data_type))
+        } else {
+            data_type = b.block_type;
+            type_name(b.block_type).to_string()
+        };
+        write!(
+            out,
+            "  block at {}: type {} ({kind}), block_len {}",
+            b.offset, b.block_type as char, b.block_len
+        )?;
+        if b.block_type == BLOCK_TYPE_LOG {
+            write!(out, " inflated, {} compressed bytes", b.compressed_len)?;
+        }
+        writeln!(
+            out,
+            ", {} restarts, restart table at {}, next block at {}",
+            b.restart_count,
+            b.restart_off,
+            b.offset + b.full_size as u64
+        )?;
+        let data = match walk::block_bytes(t, &b) {
+            Ok(d) => d,
+            Err(e) => {
+                first_err.get_or_insert(e.to_string());
+                continue;
+            }
+        };
+        let restarts = walk::restarts(&b, &data);
+        write!(out, "    restarts:")?;
+        for r in restarts {
+            write!(out, " {r}")?;
+        }
+        writeln!(out)?;
+        let err = match b.block_type {
+            BLOCK_TYPE_REF => print_records::<RefRecord>(out, t, &b, &data, |buf, d| {
+                buf.extend_from_slice(b"ref ");
+                let _ = write_ref(buf, d.rec);
+                let _ = write!(buf, " (update index {})", d.rec.update_index);
+            })?,
+            BLOCK_TYPE_LOG => print_records::<LogRecord>(out, t, &b, &data, |buf, d| {
+                buf.extend_from_slice(b"log ");
+                let _ = write_log(buf, d.rec);
+                if is_existence_marker(d.rec) {
+                    buf.extend_from_slice(b"(existence marker)");
+                }
+            })?,
+            BLOCK_TYPE_OBJ => print_records::<ObjRecord>(out, t, &b, &data, |buf, d| {
+                let _ = write!(buf, "obj ");
+                for c in &d.rec.hash_prefix {
+                    let _ = write!(buf, "{c:02x}");
+                }
+                if d.rec.offsets.is_empty() {
+                    let _ = write!(buf, " -> (all ref blocks)");
+                } else {
+                    let _ = write!(buf, " ->");
+                    for o in &d.rec.offsets {
+                        let _ = write!(buf, " {o}");
+                    }
+                }
+            })?,
+            _ => print_records::<IndexRecord>(out, t, &b, &data, |buf, d| {
+                let key = if data_type == BLOCK_TYPE_LOG {
+                    show_log_key(d.key)
+                } else if data_type == BLOCK_TYPE_OBJ {
+                    d.key.iter().map(|c| format!("{c:02x}")).collect()
+                } else {
+                    show_bytes(d.key, 4096)
+                };
+                let _ = write!(buf, "index {key} -> {}", d.rec.offset);
+            })?,
+        };
+        if let Some(e) = err {
+            first_err.get_or_insert(e);
+        }
+    }
+    Ok(first_err)
+}
+
+/// Run `dump`.
+pub fn run(p: &Path, blocks: bool) -> CliResult {
+    let opened = path::open(p)?;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    if let Target::Stack { dir, .. } = &opened.target {
+        let m = &opened.merged;
+        write!(
+            out,
+            "stack {}: {} tables, hash {}",
+            dir.display(),
+            m.tables().len(),
+            m.hash().name()
+        )?;
+        if !m.tables().is_empty() {
+            write!(
+                out,
+                ", update indexes {}..{}",
+                m.min_update_index(),
+                m.max_update_index()
+            )?;
+        }
+        writeln!(out)?;
+    }
+    let mut first_err = None;
+    for (name, t) in opened.names.iter().zip(opened.tables()) {
+        dump_header(&mut out, name, t)?;
+        if blocks {
+            if let Some(e) = dump_blocks(&mut out, t)? {
+                writeln!(out, "  error: {e}")?;
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    out.flush()?;
+    match first_err {
+        Some(e) => Err(CliError::corrupt(e)),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,126 @@
+//! Formatting shared by the subcommands: ref and log lines, escapes, time zones.
+
+use std::io::{self, Write};
+
+use reftable::{LogRecord, LogValue, RefRecord, RefValue};
+
+/// Byte strings as JSON text: UTF-8 as is, invalid sequences replaced by U+FFFD.
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A key or name for a message: printable ASCII as is, other bytes as `\xNN`, cut after
+/// `max` bytes.
+pub fn show_bytes(b: &[u8], max: usize) -> String {
+    let mut s = String::new();
+    for &c in b.iter().take(max) {
+        if (0x20..0x7f).contains(&c) && c != b'\\' {
+            s.push(c as char);
+        } else if c == b'\\' {
+            s.push_str("\\\\");
+        } else {
+            s.push_str(&format!("\\x{c:02x}"));
+        }
+    }
+    if b.len() > max {
+        s.push_str(&format!("...({} bytes)", b.len()));
+    }
+    s
+}
+
+/// A log record's key for messages: `refname@{update_index}`, or the raw bytes when the key
+/// is not a log key.
+pub fn show_log_key(key: &[u8]) -> String {
+    if key.len() > 9 && key[key.len() - 9] == 0 {
+        let (name, ui) = key.split_at(key.len() - 8);
+        let ui = u64::MAX - u64::from_be_bytes(ui.try_into().expect("8 bytes"));
+        format!("{}@{{{ui}}}", show_bytes(&name[..name.len() - 1], 200))
+    } else {
+        show_bytes(key, 200)
+    }
+}
+
+/// The time zone as git prints it: the sign, then at least 4 digits of the stored decimal
+/// `±HHMM` value (-700 → `-0700`, 530 → `+0530`).
+pub fn tz(tz: i16) -> String {
+    let sign = if tz < 0 { '-' } else { '+' };
+    format!("{sign}{:04}", tz.unsigned_abs())
+}
+
+/// The message as `logs` prints it: without one trailing newline, with `\`, newline and tab
+/// escaped as `\\`, `\n` and `\t`.
+pub fn escape_message(msg: &[u8]) -> Vec<u8> {
+    let msg = msg.strip_suffix(b"\n").unwrap_or(msg);
+    let mut out = Vec::with_capacity(msg.len());
+    for &c in msg {
+        match c {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Write the line `refs` prints for a ref record (without the newline).
+pub fn write_ref(out: &mut impl Write, r: &RefRecord) -> io::Result<()> {
+    out.write_all(&r.refname)?;
+    match &r.value {
+        RefValue::Deletion => out.write_all(b" deleted"),
+        RefValue::Val1(id) => write!(out, " {id}"),
+        RefValue::Val2 { value, peeled } => write!(out, " {value} {peeled}"),
+        RefValue::Symref(t) => {
+            out.write_all(b" ref:")?;
+            out.write_all(t)
+        }
+    }
+}
+
+/// Write the line `logs` prints for a log record (without the newline):
+/// `<refname> <update-index> <old> <new> <name> <<email>> <time> <tz> <message>`, or
+/// `<refname> <update-index> deleted` for a tombstone.
+pub fn write_log(out: &mut impl Write, l: &LogRecord) -> io::Result<()> {
+    out.write_all(&l.refname)?;
+    write!(out, " {}", l.update_index)?;
+    match &l.value {
+        LogValue::Deletion => out.write_all(b" deleted"),
+        LogValue::Update(u) => {
+            write!(out, " {} {} ", u.old_id, u.new_id)?;
+            out.write_all(&u.name)?;
+            out.write_all(b" <")?;
+            out.write_all(&u.email)?;
+            write!(out, "> {} {} ", u.time, tz(u.tz_offset))?;
+            out.write_all(&escape_message(&u.message))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_zones() {
+        assert_eq!(tz(-700), "-0700");
+        assert_eq!(tz(530), "+0530");
+        assert_eq!(tz(0), "+0000");
+        assert_eq!(tz(1400), "+1400");
+        assert_eq!(tz(i16::MIN), "-32768");
+    }
+
+    #[test]
+    fn messages() {
+        assert_eq!(escape_message(b"a\\b\tc\n"), b"a\\\\b\\tc");
+        assert_eq!(escape_message(b"a\nb\n\n"), b"a\\nb\\n");
+        assert_eq!(escape_message(b""), b"");
+    }
+
+    #[test]
+    fn keys() {
+        assert_eq!(show_bytes(b"a\x00\\", 10), "a\\x00\\\\");
+        let mut k = b"refs/heads/main\0".to_vec();
+        k.extend_from_slice(&(u64::MAX - 7).to_be_bytes());
+        assert_eq!(show_log_key(&k), "refs/heads/main@{7}");
+    }
+}
