@@ -1069,7 +1069,13 @@ impl<'e> Executor<'e> {
         };
         ours.logs
             .keys()
-            .filter(|n| *n == "HEAD" || matches!(ours.refs.get(*n), Some(SValue::Oid(..))))
+            // HEAD when detached or on a branch (`log -g HEAD` shows nothing when HEAD points
+            // elsewhere, e.g. into refs/notes/), and refs with a direct value.
+            .filter(|n| match ours.refs.get(*n) {
+                Some(SValue::Oid(..)) => true,
+                Some(SValue::Symref(t)) => *n == "HEAD" && t.starts_with("refs/heads/"),
+                None => false,
+            })
             .filter(|n| all_commits(n))
             // An empty reflog (existence marker only) makes `log -g` fall back to DWIM rules.
             .filter(|n| !ours.logs[*n].is_empty())

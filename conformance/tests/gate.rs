@@ -42,7 +42,9 @@ fn expected_divergences_still_reproduce() {
         let case = conformance::casedir::CaseFile::read(&dir).unwrap();
         let r = conformance::case::run_concrete(&env, case.options, &case.ops).unwrap();
         assert!(
-            r.divergences.iter().any(|d| expected::matching(std::slice::from_ref(&e), d).is_some()),
+            r.divergences
+                .iter()
+                .any(|d| expected::matching(std::slice::from_ref(&e), d).is_some()),
             "known divergence {} no longer reproduces: remove it from expected-divergences.json",
             e.id
         );

@@ -31,7 +31,11 @@ fn planted_defects_are_caught_minimized_and_replayable() {
             replay.divergences.iter().any(|d| d.check == check),
             "{defect:?}: the minimized case does not replay"
         );
-        assert!(ops.len() <= 6, "{defect:?}: minimized to {} operations", ops.len());
+        assert!(
+            ops.len() <= 6,
+            "{defect:?}: minimized to {} operations",
+            ops.len()
+        );
         // A case directory round-trips through case.json and still replays.
         let dir = out.path().join(format!("{defect:?}"));
         let file = CaseFile {

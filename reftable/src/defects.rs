@@ -53,3 +53,28 @@ pub(crate) fn active(defect: Defect) -> bool {
         false
     }
 }
+
+/// Crash here (abort the process) when the `REFTABLE_CRASH_AT` environment variable names
+/// this point: for crash-consistency tests, with the `planted-defects` feature only.
+#[inline]
+pub(crate) fn crash_point(name: &str) {
+    #[cfg(feature = "planted-defects")]
+    if std::env::var("REFTABLE_CRASH_AT").is_ok_and(|v| v == name) {
+        std::process::abort();
+    }
+    #[cfg(not(feature = "planted-defects"))]
+    let _ = name;
+}
+
+/// The crash points of a stack write, in the order a transaction passes them.
+pub const CRASH_POINTS: [&str; 9] = [
+    "add:locked",
+    "add:temp-written",
+    "add:table-renamed",
+    "commit:list-written",
+    "commit:list-renamed",
+    "compact:tables-locked",
+    "compact:temp-written",
+    "compact:table-renamed",
+    "compact:list-renamed",
+];

@@ -104,10 +104,15 @@ pub struct Stack {
     opts: StackOptions,
     names: Vec<String>,
     merged: MergedTable,
-    list_id: Option<FileId>,
+    /// `tables.list` as loaded, kept open so that its inode cannot be reused while we compare
+    /// identities (git's fix 4f36b8597c), with its device and inode.
+    list_pin: Option<ListPin>,
     compaction: CompactionStats,
     own_stats: Stats,
 }
+
+/// An open `tables.list` and the identity of the file it is.
+type ListPin = (File, FileId);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FileId {
@@ -115,20 +120,24 @@ struct FileId {
     ino: u64,
 }
 
-fn file_id(path: &Path) -> Option<FileId> {
+fn meta_id(m: &std::fs::Metadata) -> Option<FileId> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|m| FileId {
+        Some(FileId {
             dev: m.dev(),
             ino: m.ino(),
         })
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = m;
         None
     }
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path).ok().as_ref().and_then(meta_id)
 }
 
 /// Parse `tables.list`: one table file name a line; empty lines are skipped. A name that is
@@ -205,7 +214,7 @@ impl Stack {
             opts,
             names: Vec::new(),
             merged: MergedTable::new(Vec::new(), opts.hash())?,
-            list_id: None,
+            list_pin: None,
             compaction: CompactionStats::default(),
             own_stats: Stats::default(),
         };
@@ -269,6 +278,23 @@ impl Stack {
         s
     }
 
+    /// Read `tables.list` through one open handle: the names, and the handle with the
+    /// identity of the very file the names came from.
+    fn read_list_pinned(&self) -> Result<(Vec<String>, Option<ListPin>)> {
+        use std::io::Read;
+        let mut file = match File::open(&self.list_path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
+            Err(e) => return Err(Error::io(e, "open tables.list").in_file(&self.list_path)),
+        };
+        let mut content = Vec::new();
+        file.read_to_end(&mut content)
+            .map_err(|e| Error::io(e, "read tables.list").in_file(&self.list_path))?;
+        let names = parse_tables_list(&content).map_err(|e| e.in_file(&self.list_path))?;
+        let id = file.metadata().ok().as_ref().and_then(meta_id);
+        Ok((names, id.map(|id| (file, id))))
+    }
+
     fn read_list(&self) -> Result<Vec<String>> {
         match std::fs::read(&self.list_path) {
             Ok(content) => parse_tables_list(&content).map_err(|e| e.in_file(&self.list_path)),
@@ -306,15 +332,14 @@ impl Stack {
         let mut delay_ms = 0u64;
         let mut tries = 0;
         loop {
-            let id = file_id(&self.list_path);
-            let names = self.read_list()?;
+            let (names, pin) = self.read_list_pinned()?;
             match self.open_tables(&names) {
                 Ok(tables) => {
                     self.merged = MergedTable::new(tables, self.opts.hash())?;
                     self.merged
                         .set_suppress_deletions(self.opts.suppress_deletions);
                     self.names = names;
-                    self.list_id = id;
+                    self.list_pin = pin;
                     return Ok(());
                 }
                 Err(e) if e.kind() == ErrorKind::NotExist => {
@@ -332,8 +357,10 @@ impl Stack {
 
     /// Whether `tables.list` still names the loaded tables.
     pub fn is_up_to_date(&self) -> Result<bool> {
-        if self.list_id.is_some() && file_id(&self.list_path) == self.list_id {
-            return Ok(true);
+        if let Some((_, id)) = &self.list_pin {
+            if file_id(&self.list_path) == Some(*id) {
+                return Ok(true);
+            }
         }
         if !self.list_path.exists() {
             return Ok(self.names.is_empty());
@@ -363,6 +390,7 @@ impl Stack {
             }
         }
         let next_update_index = self.next_update_index();
+        crate::defects::crash_point("add:locked");
         Ok(Addition {
             stack: self,
             lock: Some(lock),
@@ -478,6 +506,7 @@ impl Stack {
             }
         }
         drop(list_lock);
+        crate::defects::crash_point("compact:tables-locked");
 
         let tables: Vec<Table> = self.tables()[first..=last].to_vec();
         let min = tables[0].min_update_index();
@@ -519,6 +548,7 @@ impl Stack {
         });
         self.compaction.entries_written += entries;
         let written = written?;
+        crate::defects::crash_point("compact:temp-written");
 
         let mut list_lock = self.lock_list()?;
         let (names, first_to_replace, last_to_replace) = if self.is_up_to_date()? {
@@ -542,6 +572,7 @@ impl Stack {
         if let Some((temp, _, _)) = written {
             let name = format!("{}.ref", table_name_stem(min, max));
             temp.persist(&self.dir.join(&name))?;
+            crate::defects::crash_point("compact:table-renamed");
             new_name = Some(name);
         }
         let mut content = String::new();
@@ -562,6 +593,7 @@ impl Stack {
             }
             return Err(e);
         }
+        crate::defects::crash_point("compact:list-renamed");
         self.reload()?;
         for t in &tables {
             let _ = std::fs::remove_file(t.name());
@@ -627,6 +659,7 @@ impl Addition<'_> {
         let Some((temp, min, max)) = self.stack.write_table(&stem, |w| write(w, next))? else {
             return Ok(());
         };
+        crate::defects::crash_point("add:temp-written");
         if min < next {
             return Err(Error::api(format!(
                 "table's min_update_index {min} is below the stack's next update index {next}"
@@ -634,6 +667,7 @@ impl Addition<'_> {
         }
         let name = format!("{}.ref", table_name_stem(min, max));
         temp.persist(&self.stack.dir.join(&name))?;
+        crate::defects::crash_point("add:table-renamed");
         self.new_tables.push(name);
         self.next_update_index = max + 1;
         Ok(())
@@ -654,7 +688,9 @@ impl Addition<'_> {
             content.push('\n');
         }
         lock.write_contents(content.as_bytes(), self.stack.opts.fsync)?;
+        crate::defects::crash_point("commit:list-written");
         lock.commit()?;
+        crate::defects::crash_point("commit:list-renamed");
         self.new_tables.clear();
         self.stack.reload()?;
         if self.stack.opts.auto_compaction {
