@@ -313,3 +313,159 @@ impl<R: Record> Iterator for MergedIter<R> {
         self.next_record().map(|r| r.cloned()).transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{LogUpdate, LogValue, RefValue};
+    use crate::{ObjectId, WriteOptions, Writer};
+
+    fn id(b: u8) -> ObjectId {
+        ObjectId::from_bytes(&[b; 20]).unwrap()
+    }
+
+    fn table(refs: &[RefRecord], logs: &[LogRecord]) -> Table {
+        let min = refs
+            .iter()
+            .map(|r| r.update_index)
+            .chain(logs.iter().map(|l| l.update_index))
+            .min()
+            .unwrap();
+        let max = refs
+            .iter()
+            .map(|r| r.update_index)
+            .chain(logs.iter().map(|l| l.update_index))
+            .max()
+            .unwrap();
+        let mut w = Writer::new(Vec::new(), WriteOptions::default());
+        w.set_limits(min, max).unwrap();
+        for r in refs {
+            w.add_ref(r).unwrap();
+        }
+        for l in logs {
+            w.add_log(l).unwrap();
+        }
+        Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+    }
+
+    fn r(name: &str, ui: u64, v: Option<u8>) -> RefRecord {
+        RefRecord::new(
+            name,
+            ui,
+            v.map_or(RefValue::Deletion, |b| RefValue::Val1(id(b))),
+        )
+    }
+
+    fn l(name: &str, ui: u64, msg: Option<&str>) -> LogRecord {
+        LogRecord {
+            refname: name.as_bytes().to_vec(),
+            update_index: ui,
+            value: match msg {
+                None => LogValue::Deletion,
+                Some(m) => LogValue::Update(LogUpdate {
+                    new_id: id(ui as u8),
+                    message: m.as_bytes().to_vec(),
+                    ..Default::default()
+                }),
+            },
+        }
+    }
+
+    /// git's merged `refs` vector: {a1,b1,c1}, {a deleted@2}, {c@3,d@3}.
+    #[test]
+    fn refs_newest_wins_and_tombstones_surface() {
+        let t1 = table(
+            &[r("a", 1, Some(1)), r("b", 1, Some(1)), r("c", 1, Some(1))],
+            &[],
+        );
+        let t2 = table(&[r("a", 2, None)], &[]);
+        let t3 = table(&[r("c", 3, Some(3)), r("d", 3, Some(3))], &[]);
+        let m = MergedTable::new(vec![t1, t2, t3], HashId::Sha1).unwrap();
+        let got: Vec<RefRecord> = m.refs().unwrap().map(|x| x.unwrap()).collect();
+        assert_eq!(
+            got,
+            vec![
+                r("a", 2, None),
+                r("b", 1, Some(1)),
+                r("c", 3, Some(3)),
+                r("d", 3, Some(3))
+            ]
+        );
+        assert_eq!((m.min_update_index(), m.max_update_index()), (1, 3));
+        let mut suppressed = m.clone();
+        suppressed.set_suppress_deletions(true);
+        let names: Vec<Vec<u8>> = suppressed
+            .refs()
+            .unwrap()
+            .map(|x| x.unwrap().refname)
+            .collect();
+        assert_eq!(names, [b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]);
+        // Reseek after draining.
+        let mut it = m.seek_ref(b"c").unwrap();
+        assert_eq!(it.next().unwrap().unwrap().refname, b"c");
+        let mut it2 = m.seek_ref(b"").unwrap();
+        while it2.next().is_some() {}
+        assert_eq!(
+            m.seek_ref(b"b").unwrap().next().unwrap().unwrap().refname,
+            b"b"
+        );
+    }
+
+    /// git's merged `logs` vector: {a@2,a@1}, {a@3}, {a@2 deleted} → a@3, a@2 (deletion), a@1.
+    #[test]
+    fn logs_newest_table_wins_per_key() {
+        let t1 = table(&[], &[l("a", 2, Some("two")), l("a", 1, Some("one"))]);
+        let t2 = table(&[], &[l("a", 3, Some("three"))]);
+        let t3 = table(&[], &[l("a", 2, None)]);
+        let m = MergedTable::new(vec![t1, t2, t3], HashId::Sha1).unwrap();
+        let got: Vec<(u64, bool)> = m
+            .logs()
+            .unwrap()
+            .map(|x| x.unwrap())
+            .map(|x| (x.update_index, x.is_deletion()))
+            .collect();
+        assert_eq!(got, [(3, false), (2, true), (1, false)]);
+        let live: Vec<u64> = m
+            .read_log(b"a")
+            .unwrap()
+            .iter()
+            .map(|x| x.update_index)
+            .collect();
+        assert_eq!(live, [3, 1]);
+    }
+
+    #[test]
+    fn single_record_and_hash_mismatch() {
+        let t = table(&[r("only", 1, Some(9))], &[]);
+        let m = MergedTable::new(vec![t.clone()], HashId::Sha1).unwrap();
+        assert!(m.read_ref(b"only").unwrap().is_some());
+        assert!(m.read_ref(b"other").unwrap().is_none());
+        let e = MergedTable::new(vec![t], HashId::Sha256).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Format);
+    }
+
+    /// Equal keys come out newest table first in the queue, smallest key first overall.
+    #[test]
+    fn queue_order() {
+        let mk = |key: &str, index| HeapItem {
+            key: key.as_bytes().to_vec(),
+            index,
+        };
+        let mut h = BinaryHeap::new();
+        for (k, i) in [("b", 0), ("a", 0), ("a", 2), ("c", 1), ("a", 1)] {
+            h.push(mk(k, i));
+        }
+        let order: Vec<(Vec<u8>, usize)> =
+            std::iter::from_fn(|| h.pop().map(|x| (x.key, x.index))).collect();
+        assert_eq!(
+            order,
+            [
+                (b"a".to_vec(), 2),
+                (b"a".to_vec(), 1),
+                (b"a".to_vec(), 0),
+                (b"b".to_vec(), 0),
+                (b"c".to_vec(), 1)
+            ]
+        );
+    }
+}
