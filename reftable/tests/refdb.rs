@@ -1,0 +1,265 @@
+//! git's t0610 (reftable basics) transaction, reflog and pack-refs cases, on the library.
+
+use std::time::Duration;
+
+use reftable::refdb::{
+    AssumeCommits, Committer, LogRefs, RefDb, RefDbOptions, RefTarget, RefUpdate,
+};
+use reftable::{ErrorKind, HashId, ObjectId, StackOptions};
+
+const H: HashId = HashId::Sha1;
+
+fn id(b: u8) -> ObjectId {
+    ObjectId::from_bytes(&[b; 20]).unwrap()
+}
+
+fn me() -> Committer {
+    Committer {
+        name: b"C O Mitter".to_vec(),
+        email: b"committer@example.com".to_vec(),
+        time: 1_112_911_993,
+        tz_offset: -700,
+    }
+}
+
+fn db(dir: &std::path::Path, auto: bool) -> RefDb {
+    RefDb::open(
+        dir,
+        RefDbOptions {
+            stack: StackOptions {
+                auto_compaction: auto,
+                lock_timeout: Some(Duration::ZERO),
+                fsync: false,
+                ..Default::default()
+            },
+            log_refs: LogRefs::Normal,
+        },
+    )
+    .unwrap()
+}
+
+fn tx(db: &mut RefDb, u: &[RefUpdate]) -> reftable::Result<()> {
+    db.transaction(u, &me(), &AssumeCommits)
+}
+
+fn kind(r: reftable::Result<()>) -> ErrorKind {
+    r.unwrap_err().kind()
+}
+
+#[test]
+fn empty_transaction_in_empty_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), true);
+    tx(&mut d, &[]).unwrap();
+    assert!(d.stack().tables().is_empty());
+    // A no-op deletion of a missing ref writes nothing either.
+    tx(&mut d, &[RefUpdate::delete("refs/heads/none", None, H)]).unwrap();
+    assert!(d.stack().tables().is_empty());
+}
+
+#[test]
+fn refused_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    // D/F conflicts both ways.
+    assert_eq!(
+        kind(tx(&mut d, &[RefUpdate::create("refs/heads/main/x", id(1))])),
+        ErrorKind::NameConflict
+    );
+    assert_eq!(
+        kind(tx(&mut d, &[RefUpdate::create("refs/heads", id(1))])),
+        ErrorKind::NameConflict
+    );
+    // The same ref twice.
+    let twice = [
+        RefUpdate::update("refs/heads/x", id(1), None),
+        RefUpdate::update("refs/heads/x", id(2), None),
+    ];
+    assert_eq!(kind(tx(&mut d, &twice)), ErrorKind::NameConflict);
+    // Invalid names, also for deletion.
+    assert_eq!(
+        kind(tx(&mut d, &[RefUpdate::create("refs/heads/a..b", id(1))])),
+        ErrorKind::Refname
+    );
+    assert_eq!(
+        kind(tx(&mut d, &[RefUpdate::delete("refs/heads/../x", None, H)])),
+        ErrorKind::Refname
+    );
+    // Deletion with a wrong old value fails, with the right one succeeds.
+    assert_eq!(
+        kind(tx(
+            &mut d,
+            &[RefUpdate::delete("refs/heads/main", Some(id(2)), H)]
+        )),
+        ErrorKind::OldValueMismatch
+    );
+    tx(
+        &mut d,
+        &[RefUpdate::delete("refs/heads/main", Some(id(1)), H)],
+    )
+    .unwrap();
+    assert!(d.read_ref(b"refs/heads/main").unwrap().is_none());
+    // Nothing refused wrote anything: 2 tables.
+    assert_eq!(d.stack().tables().len(), 2);
+}
+
+#[test]
+fn symref_self_reference_and_no_deref() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(
+        &mut d,
+        &[RefUpdate::symref_create(
+            "refs/heads/self",
+            "refs/heads/self",
+            H,
+        )],
+    )
+    .unwrap();
+    // Deleting through the symref cannot resolve it; without dereferencing it goes.
+    tx(
+        &mut d,
+        &[RefUpdate::symref_delete("refs/heads/self", None, H)],
+    )
+    .unwrap();
+    assert!(d.read_ref(b"refs/heads/self").unwrap().is_none());
+    // A symref whose target would be a D/F conflict is refused.
+    tx(&mut d, &[RefUpdate::create("refs/heads/a", id(1))]).unwrap();
+    assert_eq!(
+        kind(tx(
+            &mut d,
+            &[RefUpdate::symref_create(
+                "refs/heads/a/b",
+                "refs/heads/a",
+                H
+            )]
+        )),
+        ErrorKind::NameConflict
+    );
+    // Updating through a symref moves its target and logs both.
+    tx(
+        &mut d,
+        &[RefUpdate::symref_create("HEAD", "refs/heads/a", H)],
+    )
+    .unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::update("HEAD", id(2), Some(id(1))).message("via HEAD")],
+    )
+    .unwrap();
+    assert_eq!(d.resolve(b"refs/heads/a").unwrap(), Some(id(2)));
+    assert_eq!(
+        d.reflog(b"HEAD").unwrap()[0].update().unwrap().message,
+        b"via HEAD\n"
+    );
+    assert_eq!(
+        d.reflog(b"refs/heads/a").unwrap()[0]
+            .update()
+            .unwrap()
+            .message,
+        b"via HEAD\n"
+    );
+    // Old symref target checks.
+    let wrong = RefUpdate::symref_update(
+        "HEAD",
+        "refs/heads/b",
+        Some(RefTarget::Symref(b"refs/heads/x".to_vec())),
+    )
+    .no_deref();
+    assert_eq!(kind(tx(&mut d, &[wrong])), ErrorKind::OldValueMismatch);
+}
+
+#[test]
+fn lock_held_refuses_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    std::fs::write(dir.path().join("tables.list.lock"), "").unwrap();
+    let e = tx(&mut d, &[RefUpdate::create("refs/heads/x", id(1))]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lock);
+    assert!(e.to_string().contains("cannot lock references"), "{e}");
+    assert_eq!(d.pack_refs(false).unwrap_err().kind(), ErrorKind::Lock);
+}
+
+#[test]
+fn reflogs_existence_expiry_and_deletion() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    for v in 1..=3 {
+        tx(
+            &mut d,
+            &[RefUpdate::update("refs/heads/m", id(v), None).message(format!("m{v}"))],
+        )
+        .unwrap();
+    }
+    // Delete one entry.
+    let second = d.reflog(b"refs/heads/m").unwrap()[1].update_index;
+    d.expire_reflog(
+        b"refs/heads/m",
+        &mut |l| l.update_index == second,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(d.reflog(b"refs/heads/m").unwrap().len(), 2);
+    // Expiry empties the reflog but it still exists.
+    d.expire_reflog(b"refs/heads/m", &mut |_| true, false, false)
+        .unwrap();
+    assert!(d.reflog(b"refs/heads/m").unwrap().is_empty());
+    assert!(d.reflog_exists(b"refs/heads/m").unwrap());
+    // An empty reflog can be created for a ref that logs nothing by default.
+    d.create_reflog(b"refs/custom/x").unwrap();
+    assert!(d.reflog_exists(b"refs/custom/x").unwrap());
+    tx(&mut d, &[RefUpdate::create("refs/custom/x", id(4))]).unwrap();
+    assert_eq!(d.reflog(b"refs/custom/x").unwrap().len(), 1);
+    // The reflog can be deleted.
+    d.delete_reflog(b"refs/custom/x").unwrap();
+    assert!(!d.reflog_exists(b"refs/custom/x").unwrap());
+    assert_eq!(d.reflog_names().unwrap(), [b"refs/heads/m".to_vec()]);
+}
+
+#[test]
+fn pack_refs_compacts_prunes_and_keeps_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    for i in 0..5u8 {
+        tx(
+            &mut d,
+            &[RefUpdate::create(format!("refs/heads/b{i}"), id(i + 1))],
+        )
+        .unwrap();
+    }
+    tx(&mut d, &[RefUpdate::delete("refs/heads/b0", None, H)]).unwrap();
+    assert_eq!(d.stack().tables().len(), 6);
+    let stale = dir
+        .path()
+        .join("0x000000000001-0x000000000001-0badc0de.ref");
+    std::fs::copy(dir.path().join(&d.stack().table_names()[0]), &stale).unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "not a table").unwrap();
+    d.pack_refs(false).unwrap();
+    assert_eq!(d.stack().tables().len(), 1);
+    assert!(!stale.exists());
+    assert!(dir.path().join("keep.txt").exists());
+    // Tombstones are gone after packing, and every live ref survived.
+    let t = &d.stack().tables()[0];
+    assert!(t
+        .refs()
+        .unwrap()
+        .all(|r| !reftable::Record::is_deletion(&r.unwrap())));
+    assert_eq!(d.refs().unwrap().len(), 4);
+    // Auto-compaction keeps a growing stack small.
+    let dir2 = tempfile::tempdir().unwrap();
+    let mut a = db(dir2.path(), true);
+    for i in 0..30u8 {
+        tx(
+            &mut a,
+            &[RefUpdate::create(format!("refs/heads/c{i}"), id(i + 1))],
+        )
+        .unwrap();
+    }
+    assert!(
+        a.stack().tables().len() <= 5,
+        "{} tables",
+        a.stack().tables().len()
+    );
+}
