@@ -453,7 +453,8 @@ impl Stack {
                     format!("'{}' exists; cannot create '{}'", show(dir), show(name)),
                 ));
             }
-            if extras.iter().any(|e| e.as_slice() == dir) {
+            // `extras` is sorted: binary searches keep big transactions linear.
+            if extras.binary_search_by(|e| e.as_slice().cmp(dir)).is_ok() {
                 return Err(err(
                     ErrorKind::NameConflict,
                     format!(
@@ -483,7 +484,8 @@ impl Stack {
                 ));
             }
         }
-        if let Some(e) = extras.iter().find(|e| e.starts_with(&dir)) {
+        let first_below = extras.partition_point(|e| e.as_slice() < dir.as_slice());
+        if let Some(e) = extras.get(first_below).filter(|e| e.starts_with(&dir)) {
             return Err(err(
                 ErrorKind::NameConflict,
                 format!(

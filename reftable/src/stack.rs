@@ -335,6 +335,14 @@ impl Stack {
             let (names, pin) = self.read_list_pinned()?;
             match self.open_tables(&names) {
                 Ok(tables) => {
+                    // Keep the counters of tables leaving the stack, so stats never go back.
+                    for (name, t) in self.names.iter().zip(self.merged.tables()) {
+                        if !names.contains(name) {
+                            let mut gone = t.stats();
+                            gone.tables_opened = 0;
+                            self.own_stats += gone;
+                        }
+                    }
                     self.merged = MergedTable::new(tables, self.opts.hash())?;
                     self.merged
                         .set_suppress_deletions(self.opts.suppress_deletions);

@@ -603,9 +603,15 @@ impl<R: Record> TableIter<R> {
     /// Seek by reading the first key of each block of the section in turn.
     fn linear_seek(&mut self, offset: u64, key: &[u8]) -> Result<()> {
         self.start_section(offset)?;
-        let Some(mut cur) = self.block else {
+        let Some(cur) = self.block else {
             return Ok(());
         };
+        self.linear_seek_from(cur, key)
+    }
+
+    /// Linear seek from the loaded block `cur`: move on while the next block's first key is
+    /// not past `key`, then binary-search inside the block.
+    fn linear_seek_from(&mut self, mut cur: BlockInfo, key: &[u8]) -> Result<()> {
         loop {
             let next_off = cur.offset + cur.full_size as u64;
             let Some(next) = self.parse_at(next_off, Some(R::BLOCK_TYPE), true)? else {
@@ -639,7 +645,6 @@ impl<R: Record> TableIter<R> {
     /// Seek through the index: scan the root level, then descend one block per level.
     fn indexed_seek(&mut self, index_offset: u64, key: &[u8]) -> Result<()> {
         let mut root = TableIter::<IndexRecord>::new(self.table.clone());
-        let mut comparisons = 0;
         let found = (|| -> Result<Option<IndexRecord>> {
             if index_offset >= root.table.info().footer_offset {
                 return Err(corrupt(
@@ -647,25 +652,18 @@ impl<R: Record> TableIter<R> {
                     "index offset points past the last block",
                 ));
             }
-            if root
-                .load_block_at(index_offset, Some(BLOCK_TYPE_INDEX))?
-                .is_none()
-            {
+            let Some(first) = root.load_block_at(index_offset, Some(BLOCK_TYPE_INDEX))? else {
                 return Err(corrupt(
                     index_offset,
                     "index offset does not point at an index block",
                 ));
-            }
-            while let Some(r) = root.next_record()? {
-                comparisons += 1;
-                if r.last_key.as_slice() >= key {
-                    return Ok(Some(r.clone()));
-                }
-            }
-            Ok(None)
+            };
+            // The root level is a few consecutive index blocks: pick the block by first keys,
+            // then binary-search its restart points, as in any other section.
+            root.linear_seek_from(first, key)?;
+            Ok(root.next_record()?.cloned())
         })();
         self.stats += root.stats;
-        self.stats.key_comparisons += comparisons;
         root.stats = Stats::default();
         let Some(mut idx) = found? else {
             self.done = true;
