@@ -1,1 +1,17 @@
-//! Benchmarks and complexity tests for the reftable crate (see `benches/`).
+//! Benchmarks and complexity tests for the reftable crate.
+//!
+//! - [`scenarios`]: the workloads (lookups past tombstones, git's p1401, auto-compaction),
+//!   measured on the library's counters;
+//! - [`fit`]: log-log growth exponents and the bounds the tests apply;
+//! - [`report`]: the JSON / Markdown / SVG complexity report and the baseline check;
+//! - [`git`]: driving a git binary for the same workloads (wall time only).
+//!
+//! The counter tests live in `tests/complexity.rs`, the report in the `complexity` binary,
+//! criterion benches in `benches/`.
+
+#![warn(missing_docs)]
+
+pub mod fit;
+pub mod git;
+pub mod report;
+pub mod scenarios;

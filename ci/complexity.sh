@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Complexity regression gate: runs our scenarios at small sizes (counters are exact, so
+# this is deterministic and needs no git) and compares them with the committed baseline.
+# Exits non-zero when a counter's growth exponent or a per-op counter grew beyond the
+# tolerance. Regenerate the baseline after an intended change with
+#   ci/complexity.sh --update
+# and check that the gate bites with a planted regression (suppress_deletions) with
+#   ci/complexity.sh --plant-regression      (must exit 1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=1000,2000,4000,8000
+COMMON=(--sizes "$SIZES" --no-git --suppress-max-size 4000 --compaction-max-size 2000)
+cargo build --release --locked -p perf --bin complexity
+BIN=${CARGO_TARGET_DIR:-target}/release/complexity
+if [[ "${1:-}" == "--update" ]]; then
+  "$BIN" "${COMMON[@]}" --json perf/results/baseline.json
+  echo "wrote perf/results/baseline.json"
+  exit 0
+fi
+mkdir -p perf/results/tmp
+"$BIN" "${COMMON[@]}" "$@" --json perf/results/tmp/current.json \
+  --markdown perf/results/tmp/current.md --baseline perf/results/baseline.json

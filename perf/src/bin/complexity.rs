@@ -1,0 +1,231 @@
+//! `complexity`: the complexity report of the reftable crate, side by side with git.
+//!
+//! Runs every scenario of [`perf::scenarios`] at the given sizes on our library (counters
+//! and wall time), the p1401 workloads with `suppress_deletions` (git 2.47's behaviour), and
+//! the p1401 workloads on a git binary (wall time). Writes JSON / Markdown / SVG and, with
+//! `--baseline`, exits 1 when a counter or a counter's growth exponent regressed.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use perf::git::{git_binary, Git};
+use perf::report::{Report, Series};
+use perf::scenarios::{sweep, Config, Scenario};
+
+#[derive(Parser, Debug)]
+#[command(about = "Complexity report: our counters and time vs git on tombstone workloads")]
+struct Args {
+    /// Comma-separated sizes (refs or tombstones).
+    #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
+    sizes: Vec<usize>,
+    /// git binary (default: $REFTABLE_TEST_GIT, else `git` on PATH).
+    #[arg(long, conflicts_with = "no_git")]
+    git: Option<PathBuf>,
+    /// Do not run git.
+    #[arg(long)]
+    no_git: bool,
+    /// Largest size run on git (git 2.47.3 needs ~45 s at 8,000).
+    #[arg(long, default_value_t = 8000)]
+    git_max_size: usize,
+    /// Seconds one git process may run.
+    #[arg(long, default_value_t = 300)]
+    git_timeout: u64,
+    /// Largest size run with `suppress_deletions` (its work is quadratic).
+    #[arg(long, default_value_t = 8000)]
+    suppress_max_size: usize,
+    /// Largest size of the one-table-per-ref auto-compaction scenario (file-system bound).
+    #[arg(long, default_value_t = 8000)]
+    compaction_max_size: usize,
+    /// Only these scenarios (comma-separated names); default all.
+    #[arg(long, value_delimiter = ',')]
+    scenarios: Vec<String>,
+    /// Write the JSON report here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the Markdown report here.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Write the log-log SVG plot here.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Plant a regression to check the gate: run the `ours` series with
+    /// `suppress_deletions` on (labelled `ours`), skipping the separate suppress series.
+    #[arg(long)]
+    plant_regression: bool,
+    /// Re-render Markdown / SVG (and JSON) from this JSON report instead of measuring.
+    #[arg(long)]
+    render: Option<PathBuf>,
+    /// Compare with this JSON report; exit 1 on a regression.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Allowed increase of a counter exponent over the baseline's.
+    #[arg(long, default_value_t = 0.15)]
+    exponent_tolerance: f64,
+    /// Allowed relative increase of a per-op counter over the baseline's at the same size.
+    #[arg(long, default_value_t = 0.10)]
+    counter_tolerance: f64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("complexity: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let report = match &args.render {
+        Some(p) => Report::from_json(&std::fs::read_to_string(p)?)?,
+        None => measure(args)?,
+    };
+    for (path, text) in [
+        (&args.json, report.to_json()),
+        (&args.markdown, report.to_markdown()),
+        (&args.svg, report.to_svg()),
+    ] {
+        if let Some(p) = path {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(p, text)?;
+        }
+    }
+    if args.json.is_none() && args.markdown.is_none() && args.svg.is_none() {
+        print!("{}", report.to_markdown());
+    }
+
+    if let Some(b) = &args.baseline {
+        let base = Report::from_json(&std::fs::read_to_string(b)?)?;
+        let regressions =
+            report.regressions(&base, args.exponent_tolerance, args.counter_tolerance);
+        if regressions.is_empty() {
+            eprintln!("no complexity regression against {}", b.display());
+        } else {
+            eprintln!("complexity regressions against {}:", b.display());
+            for r in &regressions {
+                eprintln!("  {r}");
+            }
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run the scenarios (and git) and build the report.
+fn measure(args: &Args) -> Result<Report, Box<dyn std::error::Error>> {
+    let mut sizes = args.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.is_empty() || sizes[0] == 0 {
+        return Err("--sizes needs positive sizes".into());
+    }
+    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+        Scenario::ALL.to_vec()
+    } else {
+        args.scenarios
+            .iter()
+            .map(|n| Scenario::from_name(n).ok_or_else(|| format!("unknown scenario {n:?}")))
+            .collect::<Result<_, _>>()?
+    };
+    let mut report = Report {
+        command: std::iter::once("complexity".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        ..Report::default()
+    };
+    report.notes.push(format!(
+        "Machine: {} cores; timings are single runs on a shared machine (other builds were \
+         running) and only indicative; counters are exact and deterministic.",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    ));
+    report.notes.push(
+        "Our p1401 runs go through `RefDb::transaction` (git's checks, one table per \
+         transaction); \"ours\" runs auto-compaction after each transaction as git does; \
+         the `/no-auto-compaction` variant keeps every table."
+            .to_string(),
+    );
+
+    for &sc in &scenarios {
+        let mut cfgs = vec![Config::OURS];
+        if sc.is_p1401() {
+            cfgs.push(Config::OURS.with_auto_compaction(false));
+        }
+        if sc != Scenario::AutoCompaction && !args.plant_regression {
+            cfgs.push(Config::SUPPRESS_DELETIONS);
+        }
+        for cfg in cfgs {
+            let max = if cfg.suppress_deletions {
+                args.suppress_max_size
+            } else if sc == Scenario::AutoCompaction {
+                args.compaction_max_size
+            } else {
+                usize::MAX
+            };
+            let these: Vec<usize> = sizes.iter().copied().filter(|&n| n <= max).collect();
+            if these.is_empty() {
+                continue;
+            }
+            eprintln!(
+                "{} / {}{}: {:?}",
+                sc.name(),
+                cfg.implementation(),
+                if cfg.auto_compaction {
+                    ""
+                } else {
+                    " (no auto-compaction)"
+                },
+                these
+            );
+            let run_cfg = Config {
+                suppress_deletions: cfg.suppress_deletions || args.plant_regression,
+                ..cfg
+            };
+            let points = sweep(sc, &these, run_cfg)?;
+            report.results.push(Series::from_points(sc, cfg, &points));
+        }
+    }
+
+    if !args.no_git {
+        let git = Git::new(git_binary(args.git.as_deref()))?;
+        let mut git = git;
+        git.timeout = std::time::Duration::from_secs(args.git_timeout);
+        let version = git.version()?;
+        eprintln!("git: {version}");
+        report.git_version = Some(version);
+        for sc in scenarios.iter().filter(|s| s.is_p1401()) {
+            let these: Vec<usize> = sizes
+                .iter()
+                .copied()
+                .filter(|&n| n <= args.git_max_size)
+                .collect();
+            let mut done = Vec::new();
+            let mut secs = Vec::new();
+            for n in these {
+                eprintln!("{} / git: n={n}", sc.name());
+                match perf::git::p1401(&git, n, *sc == Scenario::P1401Asymmetric) {
+                    Ok(s) => {
+                        eprintln!("  {s:.3} s");
+                        done.push(n);
+                        secs.push(s);
+                    }
+                    Err(e) => {
+                        eprintln!("  stopped: {e}");
+                        report
+                            .notes
+                            .push(format!("git {} stopped at n={n}: {e}", sc.name()));
+                        break;
+                    }
+                }
+            }
+            report.results.push(Series::git(sc.name(), done, secs));
+        }
+    }
+
+    Ok(report)
+}
