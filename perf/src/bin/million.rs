@@ -4,6 +4,9 @@
 //!
 //! - `million write DIR [N] [ID]`: write one table of N refs (`refs/heads/branch-%07d`, all
 //!   pointing at object ID) into a stack in DIR, as one addition (no auto-compaction);
+//! - `million transaction DIR [N] [ID]`: the same refs created by one `RefDb` transaction,
+//!   with git's checks (names, D/F conflicts, old values) and a reflog entry per branch, as
+//!   `git update-ref --stdin` does in a non-bare repository;
 //! - `million iterate DIR`: open the stack and print every live ref as `for-each-ref` does
 //!   (`<id> commit\t<name>`) to stdout;
 //! - `million seek DIR [K]`: K random exact lookups; prints lookups per second.
@@ -27,7 +30,8 @@ fn opts() -> StackOptions {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: million write DIR [N] [ID] | iterate DIR | seek DIR [K] [N]";
+    let usage =
+        "usage: million write DIR [N] [ID] | transaction DIR [N] [ID] | iterate DIR | seek DIR [K] [N]";
     let (mode, dir) = match (args.get(1), args.get(2)) {
         (Some(m), Some(d)) => (m.as_str(), d.as_str()),
         _ => return Err(usage.into()),
@@ -36,7 +40,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(args.get(i).map(|s| s.parse()).transpose()?.unwrap_or(d))
     };
     let id = match (mode, args.get(4)) {
-        ("write", Some(hex)) => ObjectId::from_hex(hex).ok_or("ID: not a SHA-1 hex id")?,
+        ("write" | "transaction", Some(hex)) => {
+            ObjectId::from_hex(hex).ok_or("ID: not a SHA-1 hex id")?
+        }
         _ => ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").expect("hex"),
     };
     match mode {
@@ -53,6 +59,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 Ok(())
             })?;
+        }
+        "transaction" => {
+            use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+            let n = num(3, 1_000_000)?;
+            let mut db = RefDb::open(
+                dir,
+                RefDbOptions {
+                    stack: opts(),
+                    ..RefDbOptions::default()
+                },
+            )?;
+            let updates: Vec<RefUpdate> = (0..n).map(|i| RefUpdate::create(name(i), id)).collect();
+            let me = Committer {
+                name: b"C O Mitter".to_vec(),
+                email: b"committer@example.com".to_vec(),
+                time: 1_112_911_993,
+                tz_offset: -700,
+            };
+            db.transaction(&updates, &me, &AssumeCommits)?;
         }
         "iterate" => {
             let stack = Stack::open(dir, opts())?;
