@@ -5,6 +5,7 @@
 pub mod case;
 pub mod casedir;
 pub mod expected;
+pub mod fuzzing;
 pub mod gen;
 pub mod git;
 pub mod minimize;
