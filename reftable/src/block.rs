@@ -98,34 +98,46 @@ pub fn parse_block(
         ));
     }
     let body = header_off + 4;
-    let (content, full_size, compressed_len): (&[u8], usize, usize) =
-        if block_type == BLOCK_TYPE_LOG {
-            let consumed = inflate(&data[body..], block_len - body, inflated, &data[..body])
-                .map_err(|e| e.at_offset(offset + body as u64))?;
-            stats.blocks_inflated += 1;
-            (&inflated[..], body + consumed, consumed)
+    let (content, full_size, compressed_len): (&[u8], usize, usize) = if block_type
+        == BLOCK_TYPE_LOG
+    {
+        let consumed = inflate(&data[body..], block_len - body, inflated, &data[..body])
+            .map_err(|e| e.at_offset(offset + body as u64))?;
+        stats.blocks_inflated += 1;
+        (&inflated[..], body + consumed, consumed)
+    } else {
+        if table_block_size > 0
+            && block_len > table_block_size
+            && block_type != crate::record::BLOCK_TYPE_INDEX
+        {
+            // The next block would start inside this one (git reads such overlapping
+            // blocks again and again). Only index blocks may be larger than a block.
+            return Err(corrupt(
+                offset + header_off as u64 + 1,
+                format!("block_len {block_len} exceeds the table's block size {table_block_size}"),
+            ));
+        }
+        if block_len > data.len() {
+            return Err(corrupt(
+                offset + header_off as u64 + 1,
+                format!(
+                    "block_len {block_len} extends past the end of the data ({} bytes left)",
+                    data.len()
+                ),
+            ));
+        }
+        // Where the next block starts: padded blocks take the table's block size, but a
+        // short block followed by a non-NUL byte is unpadded and the next starts right
+        // after it.
+        let unpadded_next =
+            block_len < table_block_size && block_len < data.len() && data[block_len] != 0;
+        let full = if table_block_size == 0 || unpadded_next || block_len > table_block_size {
+            block_len
         } else {
-            if block_len > data.len() {
-                return Err(corrupt(
-                    offset + header_off as u64 + 1,
-                    format!(
-                        "block_len {block_len} extends past the end of the data ({} bytes left)",
-                        data.len()
-                    ),
-                ));
-            }
-            // Where the next block starts: padded blocks take the table's block size, but a
-            // short block followed by a non-NUL byte is unpadded and the next starts right
-            // after it.
-            let unpadded_next =
-                block_len < table_block_size && block_len < data.len() && data[block_len] != 0;
-            let full = if table_block_size == 0 || unpadded_next {
-                block_len
-            } else {
-                table_block_size
-            };
-            (&data[..block_len], full, 0)
+            table_block_size
         };
+        (&data[..block_len], full, 0)
+    };
     let restart_count = varint::be16(&content[block_len - 2..]) as usize;
     let restart_bytes = 3 * restart_count;
     if restart_bytes > block_len - 2 - body {

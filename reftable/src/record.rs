@@ -302,7 +302,7 @@ impl Record for RefRecord {
         ctx: &CodecContext,
     ) -> Result<usize, &'static str> {
         let mut pos = 0;
-        let delta = get_varint(data, &mut pos, "truncated ref update index")?;
+        let delta = get_varint(data, &mut pos, "truncated or overflowing ref update index")?;
         self.update_index = ctx
             .min_update_index
             .checked_add(delta)
@@ -533,6 +533,9 @@ impl Record for ObjRecord {
             let v = get_varint(data, &mut pos, what)?;
             last = if i == 0 {
                 v
+            } else if v == 0 {
+                // Positions are distinct block offsets in ascending order.
+                return Err("obj record positions are not strictly increasing");
             } else {
                 last.checked_add(v).ok_or("obj record position overflows")?
             };

@@ -406,8 +406,20 @@ impl Table {
         }
         let mut out = Vec::new();
         let mut refs = TableIter::<RefRecord>::new(self.clone());
+        let mut next_free = 0u64;
         for off in offsets {
+            // Each listed block is visited once: an offset inside a block already visited
+            // is corrupt (and would make the lookup quadratic).
+            if off < next_free {
+                return Err(self.err(corrupt(
+                    off,
+                    "obj record lists a position inside a ref block it already listed",
+                )));
+            }
             refs.load_single_block(off).map_err(|e| self.err(e))?;
+            if let Some(b) = refs.block {
+                next_free = b.offset + b.full_size as u64;
+            }
             while let Some(r) = refs.next_in_block().map_err(|e| self.err(e))? {
                 if matches(r) {
                     out.push(r.clone());

@@ -544,6 +544,17 @@ impl<W: Write> Writer<W> {
                 self.add_record(rec)?;
             }
             self.flush_all()?;
+            // A block that holds a single index record never shrinks the level: the index
+            // would grow forever.
+            if self.index.len() >= level.len() {
+                return Err(Error::new(
+                    ErrorKind::EntryTooBig,
+                    format!(
+                        "a {}-byte block holds too few index records to build an index",
+                        self.block_size
+                    ),
+                ));
+            }
         }
         self.index.clear();
         let index_blocks = self.stats.index.blocks - before_blocks;
