@@ -1,0 +1,10 @@
+//! Fuzz target `record_decode`: see `reftable_harness::fuzzing::record_decode`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use reftable_harness::alloc::CountingAlloc;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+fuzz_target!(|data: &[u8]| reftable_harness::fuzzing::record_decode(data));

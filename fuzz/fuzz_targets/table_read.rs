@@ -1,0 +1,10 @@
+//! Fuzz target `table_read`: see `reftable_harness::fuzzing::table_read`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use reftable_harness::alloc::CountingAlloc;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+fuzz_target!(|data: &[u8]| reftable_harness::fuzzing::table_read(data));
