@@ -2,15 +2,14 @@
 //! `reftable` crate (plus an in-memory model and a libgit2 files-backend twin), compared
 //! after every step; divergences become replayable, minimized case directories.
 
+pub use reftable_harness::refs_model as model;
+pub use reftable_harness::{ops, snapshot};
+
 pub mod case;
 pub mod casedir;
 pub mod expected;
-pub mod fuzzing;
 pub mod gen;
 pub mod git;
 pub mod minimize;
-pub mod model;
-pub mod ops;
 pub mod report;
-pub mod snapshot;
 pub mod twin;

@@ -5,7 +5,7 @@
 fn refdb_agrees_with_the_model() {
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let cases = 2000;
-    let mut total = conformance::fuzzing::Coverage::default();
+    let mut total = reftable_harness::fuzzing::Coverage::default();
     for _ in 0..cases {
         let len = 64 + (state % 512) as usize;
         let data: Vec<u8> = (0..len)
@@ -16,7 +16,7 @@ fn refdb_agrees_with_the_model() {
                 (state >> 24) as u8
             })
             .collect();
-        let c = conformance::fuzzing::refdb_vs_model(&data);
+        let c = reftable_harness::fuzzing::refdb_vs_model(&data);
         total.steps += c.steps;
         total.accepted += c.accepted;
         total.refused += c.refused;
@@ -26,10 +26,11 @@ fn refdb_agrees_with_the_model() {
         total.accepted > 1000 && total.refused > 300,
         "too little exercised: {total:?}"
     );
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz-regressions/refdb_model");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/refdb_model");
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
-            conformance::fuzzing::refdb_vs_model(&std::fs::read(e.path()).unwrap());
+            reftable_harness::fuzzing::refdb_vs_model(&std::fs::read(e.path()).unwrap());
         }
     }
 }

@@ -11,6 +11,7 @@ use arbitrary::{Arbitrary, Unstructured};
 mod block;
 mod merged;
 mod record;
+mod refdb;
 mod roundtrip;
 mod stack;
 mod table;
@@ -18,6 +19,7 @@ mod table;
 pub use block::block_decode;
 pub use merged::{merged_model, MergedInput, TableSpec};
 pub use record::record_decode;
+pub use refdb::{refdb_model, refdb_vs_model, Coverage};
 pub use roundtrip::{write_roundtrip, RoundtripInput};
 pub use stack::stack_read;
 pub use table::table_read;
@@ -30,6 +32,7 @@ pub const TARGETS: &[&str] = &[
     "stack_read",
     "write_roundtrip",
     "merged_model",
+    "refdb_model",
 ];
 
 /// Decode `data` the way libfuzzer-sys 0.4 decodes a typed `fuzz_target!` input (too
@@ -53,6 +56,7 @@ pub fn run(name: &str, data: &[u8]) {
         "stack_read" => stack_read(data),
         "write_roundtrip" => run_arbitrary(data, write_roundtrip),
         "merged_model" => run_arbitrary(data, merged_model),
+        "refdb_model" => refdb_model(data),
         _ => panic!("unknown fuzz target {name:?}"),
     }
 }

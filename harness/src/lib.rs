@@ -1,6 +1,6 @@
 //! # reftable-harness
 //!
-//! What the reftable fuzz targets, tests and (later) the conformance gate share:
+//! What the reftable fuzz targets, tests and the conformance gate share:
 //!
 //! - [`fuzzing`]: the body of every fuzz target, one function each. The `fuzz/` crate wraps
 //!   each in `fuzz_target!`; `tests/fuzz_replay.rs` runs every committed corpus and
@@ -8,6 +8,9 @@
 //! - [`inputs`]: structured (`Arbitrary`) ref names, object ids, records and writer options.
 //! - [`build`]: sorted, de-duplicated records and the table a writer makes of them.
 //! - [`model`]: the in-memory newest-wins model of a stack of tables.
+//! - [`ops`], [`refs_model`], [`snapshot`]: ref operations as the conformance gate runs them,
+//!   the in-memory model of git's ref semantics, and the normalized state implementations
+//!   are compared on (used by the `conformance` crate and the `refdb_model` target).
 //! - [`stack_input`], [`stack_load`]: the stack target's input layout and loader.
 //! - [`limits`], [`alloc`]: the resource bounds (records decoded, bytes allocated) every
 //!   target asserts, and the counting allocator that measures the latter.
@@ -20,6 +23,9 @@ pub mod fuzzing;
 pub mod inputs;
 pub mod limits;
 pub mod model;
+pub mod ops;
+pub mod refs_model;
 pub mod seeds;
+pub mod snapshot;
 pub mod stack_input;
 pub mod stack_load;

@@ -88,6 +88,11 @@ fn merged_model() {
     replay("merged_model");
 }
 
+#[test]
+fn refdb_model() {
+    replay("refdb_model");
+}
+
 /// Every target has a fuzz binary, a replay test above and a seeded or generated corpus;
 /// every fuzz binary is a target.
 #[test]

@@ -1,0 +1,178 @@
+//! Normalized ref and reflog state, taken from each implementation and compared.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use reftable::refdb::RefDb;
+use reftable::{LogValue, RefValue};
+
+use crate::refs_model::{MValue, Model};
+
+/// A ref's value as compared: object id, peeled id when stored, or symref target.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SValue {
+    /// An object id, and the peeled id when the store has one.
+    Oid(String, Option<String>),
+    /// A symref target.
+    Symref(String),
+}
+
+/// One reflog entry as compared.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SLog {
+    /// Old id.
+    pub old: String,
+    /// New id.
+    pub new: String,
+    /// Message (as stored, with its newline).
+    pub message: String,
+    /// Committer time.
+    pub time: u64,
+    /// Time zone (stored decimal ±HHMM), `None` where the source has none (model).
+    pub tz: Option<i16>,
+    /// Committer name and email, `None` where the source has none (model).
+    pub who: Option<(String, String)>,
+}
+
+/// Refs and reflogs of one implementation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Live refs.
+    pub refs: BTreeMap<String, SValue>,
+    /// Reflogs (newest first), without tombstones and existence markers; a name with an
+    /// empty list has a reflog with only an existence marker.
+    pub logs: BTreeMap<String, Vec<SLog>>,
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+impl Snapshot {
+    /// Read a ref database.
+    pub fn of_refdb(db: &RefDb) -> reftable::Result<Snapshot> {
+        let mut s = Snapshot::default();
+        for r in db.refs()? {
+            let v = match &r.value {
+                RefValue::Val1(id) => SValue::Oid(id.to_string(), None),
+                RefValue::Val2 { value, peeled } => {
+                    SValue::Oid(value.to_string(), Some(peeled.to_string()))
+                }
+                RefValue::Symref(t) => SValue::Symref(lossy(t)),
+                RefValue::Deletion => continue,
+            };
+            s.refs.insert(lossy(&r.refname), v);
+        }
+        for name in db.reflog_names()? {
+            let entries = db
+                .reflog(&name)?
+                .into_iter()
+                .filter_map(|l| match l.value {
+                    LogValue::Update(u) => Some(SLog {
+                        old: u.old_id.to_string(),
+                        new: u.new_id.to_string(),
+                        message: lossy(&u.message),
+                        time: u.time,
+                        tz: Some(u.tz_offset),
+                        who: Some((lossy(&u.name), lossy(&u.email))),
+                    }),
+                    LogValue::Deletion => None,
+                })
+                .collect();
+            s.logs.insert(lossy(&name), entries);
+        }
+        Ok(s)
+    }
+
+    /// Read the stack in `dir` with our reader.
+    pub fn of_stack_dir(
+        dir: &Path,
+        opts: reftable::refdb::RefDbOptions,
+    ) -> reftable::Result<Snapshot> {
+        let db = RefDb::open(dir, opts)?;
+        Snapshot::of_refdb(&db)
+    }
+
+    /// The model's state (no peeled values, time zones or identities).
+    pub fn of_model(m: &Model) -> Snapshot {
+        let mut s = Snapshot::default();
+        for (k, v) in &m.refs {
+            let v = match v {
+                MValue::Oid(id) => SValue::Oid(id.to_string(), None),
+                MValue::Symref(t) => SValue::Symref(t.clone()),
+            };
+            s.refs.insert(k.clone(), v);
+        }
+        for (k, entries) in &m.logs {
+            s.logs.insert(
+                k.clone(),
+                entries
+                    .iter()
+                    // git hides entries whose old and new ids are both null (they look like
+                    // existence markers).
+                    .filter(|e| !(e.old.is_null() && e.new.is_null()))
+                    .map(|e| SLog {
+                        old: e.old.to_string(),
+                        new: e.new.to_string(),
+                        message: String::from_utf8_lossy(&e.message).into_owned(),
+                        time: e.time,
+                        tz: None,
+                        who: None,
+                    })
+                    .collect(),
+            );
+        }
+        s
+    }
+
+    /// This snapshot with peeled values, time zones and identities dropped (what the model
+    /// knows).
+    pub fn as_model_sees(&self) -> Snapshot {
+        let mut s = self.clone();
+        for v in s.refs.values_mut() {
+            if let SValue::Oid(_, p) = v {
+                *p = None;
+            }
+        }
+        for l in s.logs.values_mut().flatten() {
+            l.tz = None;
+            l.who = None;
+        }
+        s
+    }
+
+    /// Differences to `other`, one line each (at most `limit`).
+    pub fn diff(&self, other: &Snapshot, limit: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let names: std::collections::BTreeSet<&String> =
+            self.refs.keys().chain(other.refs.keys()).collect();
+        for n in names {
+            match (self.refs.get(n), other.refs.get(n)) {
+                (Some(a), Some(b)) if a != b => out.push(format!("ref {n}: {a:?} vs {b:?}")),
+                (Some(a), None) => out.push(format!("ref {n}: {a:?} vs missing")),
+                (None, Some(b)) => out.push(format!("ref {n}: missing vs {b:?}")),
+                _ => {}
+            }
+        }
+        let names: std::collections::BTreeSet<&String> =
+            self.logs.keys().chain(other.logs.keys()).collect();
+        for n in names {
+            match (self.logs.get(n), other.logs.get(n)) {
+                (Some(a), Some(b)) if a != b => {
+                    out.push(format!("reflog {n}: {} vs {} entries", a.len(), b.len()));
+                    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                        if x != y {
+                            out.push(format!("  {n}@{{{i}}}: {x:?} vs {y:?}"));
+                            break;
+                        }
+                    }
+                }
+                (Some(a), None) => out.push(format!("reflog {n}: {} entries vs none", a.len())),
+                (None, Some(b)) => out.push(format!("reflog {n}: none vs {} entries", b.len())),
+                _ => {}
+            }
+        }
+        out.truncate(limit);
+        out
+    }
+}
