@@ -95,10 +95,7 @@ pub fn run(p: &Path, json: bool, refname: Option<&str>) -> CliResult {
             tables: opened.tables().len(),
             logs,
         };
-        let mut out = BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
-        out.write_all(b"\n")?;
-        out.flush()?;
+        crate::text::print_json(&doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = BufWriter::new(std::io::stdout().lock());

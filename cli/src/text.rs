@@ -124,3 +124,11 @@ mod tests {
         assert_eq!(show_log_key(&k), "refs/heads/main@{7}");
     }
 }
+
+/// Write `doc` to stdout as one pretty-printed JSON document and a newline.
+pub fn print_json<T: serde::Serialize>(doc: &T) -> io::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, doc).map_err(io::Error::from)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
