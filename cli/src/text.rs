@@ -96,6 +96,14 @@ pub fn write_log(out: &mut impl Write, l: &LogRecord) -> io::Result<()> {
     }
 }
 
+/// Write `doc` to stdout as one pretty-printed JSON document and a newline.
+pub fn print_json<T: serde::Serialize>(doc: &T) -> io::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, doc).map_err(io::Error::from)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,12 +131,4 @@ mod tests {
         k.extend_from_slice(&(u64::MAX - 7).to_be_bytes());
         assert_eq!(show_log_key(&k), "refs/heads/main@{7}");
     }
-}
-
-/// Write `doc` to stdout as one pretty-printed JSON document and a newline.
-pub fn print_json<T: serde::Serialize>(doc: &T) -> io::Result<()> {
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    serde_json::to_writer_pretty(&mut out, doc).map_err(io::Error::from)?;
-    out.write_all(b"\n")?;
-    out.flush()
 }
