@@ -393,35 +393,19 @@ impl Report {
             let mut rec_lines = Vec::new();
             for (imp, color) in colors {
                 if let Some(s) = self.find(sc, imp) {
-                    let label = match s.exponent_seconds {
-                        Some(e) => format!("{imp} (slope {e:.2})"),
-                        None => imp.to_string(),
-                    };
-                    time_lines.push(Line {
-                        label,
-                        color,
-                        points: s
-                            .sizes
-                            .iter()
-                            .map(|&n| n as f64)
-                            .zip(s.seconds.iter().copied())
-                            .collect(),
-                    });
-                    if let Some(r) = &s.records_decoded {
-                        let label = match s.exponent {
+                    // One plotted line: the implementation's values over the sizes, labelled
+                    // with its fitted slope.
+                    let line = |exponent: Option<f64>, values: Vec<f64>| Line {
+                        label: match exponent {
                             Some(e) => format!("{imp} (slope {e:.2})"),
                             None => imp.to_string(),
-                        };
-                        rec_lines.push(Line {
-                            label,
-                            color,
-                            points: s
-                                .sizes
-                                .iter()
-                                .map(|&n| n as f64)
-                                .zip(r.iter().map(|&x| x as f64))
-                                .collect(),
-                        });
+                        },
+                        color,
+                        points: s.sizes.iter().map(|&n| n as f64).zip(values).collect(),
+                    };
+                    time_lines.push(line(s.exponent_seconds, s.seconds.clone()));
+                    if let Some(r) = &s.records_decoded {
+                        rec_lines.push(line(s.exponent, r.iter().map(|&x| x as f64).collect()));
                     }
                 }
             }
