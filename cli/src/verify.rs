@@ -712,55 +712,33 @@ impl TableChecker<'_> {
         if i.refs.present {
             starts.push((BLOCK_TYPE_REF, 0, i.refs));
         }
-        if i.objs.present {
-            match at_block(i.objs.offset) {
-                Some(b) if b.block_type == BLOCK_TYPE_OBJ => {
-                    starts.push((BLOCK_TYPE_OBJ, i.objs.offset, i.objs))
-                }
-                Some(b) => self.r.at(
-                    footer_field(8),
-                    format!(
-                        "obj section offset {} points at a '{}' block",
-                        i.objs.offset, b.block_type as char
-                    ),
+        // Whether a block of type `want` starts at `off`, the section offset in footer field
+        // `field`; a problem is reported otherwise (unless the walk stopped short of it).
+        let section_start = |r: &mut Report, name: &str, want: u8, off: u64, field: u64| {
+            let problem = match at_block(off) {
+                Some(b) if b.block_type == want => return true,
+                Some(b) => format!(
+                    "{name} section offset {off} points at a '{}' block",
+                    b.block_type as char
                 ),
-                None if unknown(i.objs.offset) => {}
-                None => self.r.at(
-                    footer_field(8),
-                    format!(
-                        "obj section offset {} is not the start of a block",
-                        i.objs.offset
-                    ),
-                ),
-            }
+                None if unknown(off) => return false,
+                None => format!("{name} section offset {off} is not the start of a block"),
+            };
+            r.at(footer_field(field), problem);
+            false
+        };
+        if i.objs.present && section_start(&mut self.r, "obj", BLOCK_TYPE_OBJ, i.objs.offset, 8) {
+            starts.push((BLOCK_TYPE_OBJ, i.objs.offset, i.objs));
         }
         if i.logs.present {
             let first_is_log = blocks
                 .first()
                 .is_some_and(|b| b.block_type == BLOCK_TYPE_LOG);
-            if i.logs.offset == 0 && first_is_log {
-                starts.push((BLOCK_TYPE_LOG, 0, i.logs));
-            } else {
-                match at_block(i.logs.offset) {
-                    Some(b) if b.block_type == BLOCK_TYPE_LOG && i.logs.offset > 0 => {
-                        starts.push((BLOCK_TYPE_LOG, i.logs.offset, i.logs))
-                    }
-                    Some(b) => self.r.at(
-                        footer_field(24),
-                        format!(
-                            "log section offset {} points at a '{}' block",
-                            i.logs.offset, b.block_type as char
-                        ),
-                    ),
-                    None if unknown(i.logs.offset) => {}
-                    None => self.r.at(
-                        footer_field(24),
-                        format!(
-                            "log section offset {} is not the start of a block",
-                            i.logs.offset
-                        ),
-                    ),
-                }
+            // A log-only table stores log offset 0: its logs start in the first block.
+            if (i.logs.offset == 0 && first_is_log)
+                || section_start(&mut self.r, "log", BLOCK_TYPE_LOG, i.logs.offset, 24)
+            {
+                starts.push((BLOCK_TYPE_LOG, i.logs.offset, i.logs));
             }
         }
         // git's order: refs, objs, logs.
