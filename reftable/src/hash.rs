@@ -161,12 +161,32 @@ impl PartialOrd for ObjectId {
     }
 }
 
+impl ObjectId {
+    /// Write the id in lower-case hex into `out` (which must hold at least `2 * len()`
+    /// bytes) and return that part of it: one table lookup per byte, no formatting machinery.
+    ///
+    /// ```
+    /// use reftable::ObjectId;
+    /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// let mut buf = [0u8; 64];
+    /// assert_eq!(id.hex_into(&mut buf), "1c2a7e431f340e344b233e7a96a11e55310b1471");
+    /// ```
+    pub fn hex_into<'b>(&self, out: &'b mut [u8]) -> &'b str {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let bytes = self.as_bytes();
+        let out = &mut out[..2 * bytes.len()];
+        for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 0xf)];
+        }
+        std::str::from_utf8(out).expect("hex digits are ASCII")
+    }
+}
+
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.as_bytes() {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        let mut buf = [0u8; 64];
+        f.write_str(self.hex_into(&mut buf))
     }
 }
 

@@ -13,7 +13,9 @@ use crate::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue}
 use crate::refname::{autocreates_reflog, is_pseudoref, is_safe_refname, is_valid_refname};
 use crate::stack::{Stack, StackOptions};
 
-/// How deep symref chains are followed (git's `SYMREF_MAXDEPTH`).
+/// How many refs are read while resolving a name (git's `SYMREF_MAXDEPTH`, counted as git's
+/// `refs_resolve_ref_unsafe` counts it: one read per step, five in all), so a chain of at
+/// most four symrefs ending in a direct ref resolves.
 const SYMREF_MAX_DEPTH: usize = 5;
 
 /// `core.logAllRefUpdates`.
@@ -296,12 +298,26 @@ impl RefUpdate {
 }
 
 /// Options of a ref database.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RefDbOptions {
     /// The stack's options.
     pub stack: StackOptions,
     /// `core.logAllRefUpdates`.
     pub log_refs: LogRefs,
+    /// Refuse an update that does not dereference (`no_deref`) and expects no ref, of a ref
+    /// that is a dangling symref, as git does since 2.52 ("dangling symref already exists");
+    /// git 2.45 to 2.51 overwrite the symref. On by default.
+    pub protect_dangling_symrefs: bool,
+}
+
+impl Default for RefDbOptions {
+    fn default() -> Self {
+        RefDbOptions {
+            stack: StackOptions::default(),
+            log_refs: LogRefs::default(),
+            protect_dangling_symrefs: true,
+        }
+    }
 }
 
 /// A ref database in a reftable stack directory.
@@ -420,7 +436,7 @@ impl Stack {
     /// symref resolves to the null id unless `reading`, where it is `None` too.
     fn resolve_ref(&self, name: &[u8], reading: bool) -> Result<Option<ObjectId>> {
         let mut name = name.to_vec();
-        for _ in 0..=SYMREF_MAX_DEPTH {
+        for _ in 0..SYMREF_MAX_DEPTH {
             if !is_valid_refname(&name, true) {
                 return Ok(None);
             }
@@ -657,6 +673,7 @@ impl RefDb {
         }
 
         let log_refs = self.opts.log_refs;
+        let protect_dangling = self.opts.protect_dangling_symrefs;
         let block_size = self.stack.options().write.block_size;
         let mut add = self.stack.new_addition(true).map_err(|e| {
             if e.kind() == ErrorKind::Lock {
@@ -860,6 +877,22 @@ impl RefDb {
                             ),
                         ));
                     }
+                }
+                Some(RefTarget::Oid(expected))
+                    if protect_dangling
+                        && !w.log_only
+                        && w.no_deref
+                        && w.is_symref
+                        && expected.is_null()
+                        && cur_oid.is_null() =>
+                {
+                    return Err(err(
+                        ErrorKind::OldValueMismatch,
+                        format!(
+                            "cannot lock ref '{}': dangling symref already exists",
+                            show(&w.refname)
+                        ),
+                    ));
                 }
                 Some(RefTarget::Oid(expected)) if *expected != cur_oid => {
                     let msg = if expected.is_null() {

@@ -193,6 +193,7 @@ impl Pair {
                     ..Default::default()
                 },
                 log_refs,
+                ..Default::default()
             },
         )
         .unwrap();

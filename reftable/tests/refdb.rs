@@ -33,6 +33,7 @@ fn db(dir: &std::path::Path, auto: bool) -> RefDb {
                 ..Default::default()
             },
             log_refs: LogRefs::Normal,
+            ..Default::default()
         },
     )
     .unwrap()
@@ -262,4 +263,90 @@ fn pack_refs_compacts_prunes_and_keeps_other_files() {
         "{} tables",
         a.stack().tables().len()
     );
+}
+
+/// git reads at most five refs while resolving a name (refs.c `refs_resolve_ref_unsafe`
+/// counts `symref_count < SYMREF_MAXDEPTH` with one read per step): a chain of four symrefs
+/// resolves, a chain of five does not.
+#[test]
+fn symref_chains_resolve_as_deep_as_gits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    let mut updates = vec![RefUpdate::create("refs/heads/direct", id(1))];
+    // s1 -> s2 -> s3 -> s4 -> s5 -> direct
+    for i in 1..=5 {
+        let target = if i == 5 {
+            "refs/heads/direct".to_string()
+        } else {
+            format!("refs/heads/s{}", i + 1)
+        };
+        updates.push(RefUpdate::symref_create(
+            format!("refs/heads/s{i}"),
+            target,
+            H,
+        ));
+    }
+    tx(&mut d, &updates).unwrap();
+    assert_eq!(
+        d.resolve(b"refs/heads/s2").unwrap(),
+        Some(id(1)),
+        "4 symrefs"
+    );
+    assert_eq!(
+        d.resolve(b"refs/heads/s5").unwrap(),
+        Some(id(1)),
+        "1 symref"
+    );
+    assert_eq!(d.resolve(b"refs/heads/s1").unwrap(), None, "5 symrefs");
+}
+
+/// git 2.52 refuses a no-deref update that expects no ref when the ref is a dangling symref
+/// (450fc2bace "refs: do not clobber dangling symrefs"); 2.45 to 2.51 overwrite the symref.
+#[test]
+fn dangling_symrefs_are_protected_unless_told_otherwise() {
+    for protect in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = RefDb::open(
+            dir.path(),
+            RefDbOptions {
+                stack: StackOptions {
+                    fsync: false,
+                    ..Default::default()
+                },
+                protect_dangling_symrefs: protect,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        tx(
+            &mut d,
+            &[RefUpdate::symref_create(
+                "refs/heads/sym",
+                "refs/heads/nowhere",
+                H,
+            )],
+        )
+        .unwrap();
+        let create = RefUpdate::create("refs/heads/sym", id(2)).no_deref();
+        let r = tx(&mut d, &[create]);
+        if protect {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::OldValueMismatch);
+            assert!(
+                e.message().contains("dangling symref already exists"),
+                "{e}"
+            );
+            assert!(d
+                .read_ref(b"refs/heads/sym")
+                .unwrap()
+                .unwrap()
+                .symref_target()
+                .is_some());
+        } else {
+            r.unwrap();
+            assert_eq!(d.resolve(b"refs/heads/sym").unwrap(), Some(id(2)));
+        }
+        // Through the symref (no no-deref), the create lands on the missing target.
+        tx(&mut d, &[RefUpdate::create("refs/heads/other", id(3))]).unwrap();
+    }
 }
