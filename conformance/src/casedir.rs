@@ -1,11 +1,12 @@
 //! Self-contained case directories: everything needed to see and replay a divergence.
 //!
 //! ```text
-//! case.json        options, seed, case index, operations, divergences
-//! git-stdin.txt    the exact update-ref --stdin input, transaction by transaction
-//! ours/ git/       both stacks after the divergent step
-//! diff.txt         what differs
-//! replay.sh        one-line replay command
+//! case.json          options, seed, case index, operations, divergences, the git it ran on
+//! git-stdin.txt      the exact update-ref --stdin input, transaction by transaction
+//! ours/ git/         both stacks after the divergent step (when kept)
+//! diff.txt           what differs
+//! replay.sh          replays the case through the gate, from any directory
+//! reproduce-git.sh   the operations with git alone (no cargo), for a report upstream
 //! ```
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::case::{CaseResult, Divergence};
 use crate::ops::{CaseOptions, Op};
+use crate::pool::ObjectPool;
 
 /// What `case.json` holds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -30,6 +32,9 @@ pub struct CaseFile {
     pub divergences: Vec<Divergence>,
     /// git version.
     pub git_version: String,
+    /// The git binary it ran on (replay uses it unless told otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
 }
 
 impl CaseFile {
@@ -53,12 +58,14 @@ fn copy_stack(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Write a case directory for `result`. `stacks` are (ours, git's) stack directories.
+/// Write a case directory for `result`. `stacks` are (ours, git's) stack directories; `pool`
+/// the objects the case used (for the git-only script).
 pub fn write(
     dir: &Path,
     file: &CaseFile,
     result: &CaseResult,
     stacks: Option<(&Path, &Path)>,
+    pool: Option<&ObjectPool>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(
@@ -83,9 +90,49 @@ pub fn write(
         copy_stack(ours, &dir.join("ours"))?;
         copy_stack(git, &dir.join("git"))?;
     }
-    std::fs::write(
-        dir.join("replay.sh"),
-        "#!/bin/sh\n# Replay this case against the git in REFTABLE_TEST_GIT (or on PATH).\nexec cargo run --release -p conformance -- replay \"$(dirname \"$0\")\"\n",
-    )?;
+    write_exec(&dir.join("replay.sh"), &replay_script())?;
+    if let Some(pool) = pool {
+        let name = dir
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let title = format!(
+            "reftable-rs conformance case {name} (git {})",
+            file.git_version
+        );
+        let script =
+            crate::script::git_only(&title, &file.options, &file.ops, pool, &file.divergences);
+        write_exec(&dir.join("reproduce-git.sh"), &script)?;
+    }
     Ok(())
+}
+
+fn write_exec(path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::write(path, text)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// `replay.sh`: runs the gate's `replay` on its own directory, wherever it is called from,
+/// with the conformance binary that wrote it when it still exists, else through cargo in the
+/// workspace it came from. Arguments pass through (`--git PATH` overrides the recorded git).
+fn replay_script() -> String {
+    let bin = std::env::current_exe()
+        .ok()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .display()
+        .to_string();
+    let q = crate::script::sh_quote;
+    format!(
+        "#!/bin/sh\n# Replay this case on the git recorded in case.json (or: replay.sh --git PATH).\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nbin={}\nif [ -x \"$bin\" ]; then exec \"$bin\" replay \"$here\" \"$@\"; fi\nexec cargo run --quiet --release --manifest-path {} -p conformance -- replay \"$here\" \"$@\"\n",
+        q(&bin),
+        q(&format!("{workspace}/Cargo.toml"))
+    )
 }

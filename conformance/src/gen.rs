@@ -109,6 +109,9 @@ pub enum AUpdate {
     SymrefDelete(u8, bool),
     /// `update` through `option no-deref`.
     UpdateNoDeref(u8, u8),
+    /// `create` through `option no-deref` (on a dangling symref, git 2.52 refuses what
+    /// older gits overwrite).
+    CreateNoDeref(u8, u8),
 }
 
 /// An abstract operation.
@@ -149,6 +152,7 @@ fn aupdate() -> impl Strategy<Value = AUpdate> {
         1 => (n, n, any::<bool>(), any::<bool>()).prop_map(|(a, b, c, d)| AUpdate::SymrefUpdate(a, b, c, d)),
         1 => (n, any::<bool>()).prop_map(|(a, c)| AUpdate::SymrefDelete(a, c)),
         1 => (n, v).prop_map(|(a, b)| AUpdate::UpdateNoDeref(a, b)),
+        1 => (n, v).prop_map(|(a, b)| AUpdate::CreateNoDeref(a, b)),
     ]
 }
 
@@ -209,11 +213,14 @@ pub struct Resolver {
     message: String,
     create_reflog: bool,
     mass: Vec<Vec<String>>,
+    /// The git under test has `symref-*` commands (2.46+); without them such updates are
+    /// left out.
+    symref_commands: bool,
 }
 
 impl Resolver {
-    /// A resolver over `pool`.
-    pub fn new(pool: Pool) -> Resolver {
+    /// A resolver over `pool`, for a git with or without `symref-*` commands.
+    pub fn new(pool: Pool, symref_commands: bool) -> Resolver {
         Resolver {
             names: name_pool(),
             messages: message_pool(),
@@ -221,6 +228,7 @@ impl Resolver {
             message: "init".into(),
             create_reflog: false,
             mass: vec![Vec::new(); 3],
+            symref_commands,
         }
     }
 
@@ -353,9 +361,16 @@ impl Resolver {
                             old: None,
                             no_deref: true,
                         },
+                        AUpdate::CreateNoDeref(n, v) => Update {
+                            refname: self.name(n),
+                            new: Some(oid(v)),
+                            old: Some(Value::oid(null)),
+                            no_deref: true,
+                        },
                     };
-                    if upd.stdin_lines().is_some() {
-                        out.push(upd);
+                    match upd.stdin_lines() {
+                        Some(l) if self.symref_commands || !l.contains("symref-") => out.push(upd),
+                        _ => {}
                     }
                 }
                 (!out.is_empty()).then(|| Op::Txn {

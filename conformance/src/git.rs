@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Base committer time of a case (git's `test_tick` start); steps add 60 s each.
 pub const BASE_TIME: u64 = 1_112_911_993;
@@ -77,6 +77,7 @@ impl Git {
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os("REFTABLE_TEST_GIT").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("git"));
+        let bin = absolute_bin(&bin);
         let home = tempfile::tempdir().map_err(|e| e.to_string())?;
         let mut git = Git {
             bin,
@@ -212,17 +213,30 @@ impl Git {
         };
         let mut input = child.stdin.take().expect("piped");
         let data = stdin.as_bytes().to_vec();
-        let writer = std::thread::spawn(move || {
+        // Small inputs fit the pipe: write them here rather than in a thread of their own.
+        let writer = if data.len() <= 4096 {
             let _ = input.write_all(&data);
-        });
-        let out = read_all(child.stdout.take().expect("piped"));
+            drop(input);
+            None
+        } else {
+            Some(std::thread::spawn(move || {
+                let _ = input.write_all(&data);
+            }))
+        };
         let err = read_all(child.stderr.take().expect("piped"));
-        let exit = wait_timeout(&mut child, self.timeout);
-        let _ = writer.join();
+        let mut out_pipe = child.stdout.take().expect("piped");
+        let (exit, stdout) = finish_reading(&mut child, &mut out_pipe, self.timeout);
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        let stderr = match exit {
+            Exit::Timeout => err.recv_timeout(Duration::from_secs(1)).unwrap_or_default(),
+            _ => err.recv().unwrap_or_default(),
+        };
         Output {
             exit,
-            stdout: out.recv().unwrap_or_default(),
-            stderr: err.recv().unwrap_or_default(),
+            stdout,
+            stderr,
         }
     }
 
@@ -237,6 +251,42 @@ impl Git {
     }
 }
 
+/// `bin` as an absolute path: looked up on `PATH` when it is a bare name, made absolute
+/// against the current directory when relative (reports and case files name it).
+fn absolute_bin(bin: &Path) -> PathBuf {
+    if bin.components().count() == 1 {
+        if let Some(path) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&path) {
+                let p = dir.join(bin);
+                if p.is_file() {
+                    return p;
+                }
+            }
+        }
+        return bin.to_path_buf();
+    }
+    std::path::absolute(bin).unwrap_or_else(|_| bin.to_path_buf())
+}
+
+fn read_lines<R: Read + Send + 'static>(r: R) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(r);
+        loop {
+            let mut line = String::new();
+            match r.read_line(&mut line) {
+                Ok(n) if n > 0 => {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+    });
+    rx
+}
+
 fn read_all<R: Read + Send + 'static>(mut r: R) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -247,24 +297,60 @@ fn read_all<R: Read + Send + 'static>(mut r: R) -> mpsc::Receiver<String> {
     rx
 }
 
-fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
-    let start = Instant::now();
-    let mut sleep = Duration::from_micros(200);
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Exit::from_status(s),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Exit::Timeout;
-            }
-            Ok(None) => {
-                std::thread::sleep(sleep);
-                sleep = (sleep * 2).min(Duration::from_millis(20));
-            }
-            Err(_) => return Exit::Code(-1),
+/// Read `out` to its end on this thread, then reap `child`. A git that does not close its
+/// output within `timeout` is killed. (Blocking reads with a deadline, no polling: a watchdog
+/// thread kills the child when the deadline passes, which ends the read.)
+fn finish_reading(child: &mut Child, out: &mut ChildStdout, timeout: Duration) -> (Exit, String) {
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
+            kill_pid(pid);
+            return true;
         }
+        false
+    });
+    let mut buf = Vec::new();
+    let _ = out.read_to_end(&mut buf);
+    let status = child.wait();
+    let _ = done_tx.send(());
+    let timed_out = watchdog.join().unwrap_or(false);
+    let exit = match status {
+        _ if timed_out => Exit::Timeout,
+        Ok(s) => Exit::from_status(s),
+        Err(_) => Exit::Code(-1),
+    };
+    (exit, String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Wait for `child` to exit, killing it after `timeout`.
+fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
+            kill_pid(pid);
+            return true;
+        }
+        false
+    });
+    let status = child.wait();
+    let _ = done_tx.send(());
+    let timed_out = watchdog.join().unwrap_or(false);
+    match status {
+        _ if timed_out => Exit::Timeout,
+        Ok(s) => Exit::from_status(s),
+        Err(_) => Exit::Code(-1),
     }
+}
+
+/// SIGKILL a process we spawned and have not reaped yet (so its pid cannot have been reused).
+fn kill_pid(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
@@ -273,7 +359,9 @@ fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
 pub struct UpdateRef {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// Lines of git's standard output, read by a thread of their own (so acks can wait
+    /// with a deadline).
+    stdout: mpsc::Receiver<String>,
     stderr: mpsc::Receiver<String>,
     timeout: Duration,
 }
@@ -313,7 +401,7 @@ impl UpdateRef {
             .stderr(Stdio::piped())
             .spawn()?;
         let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let stdout = read_lines(child.stdout.take().expect("piped"));
         let stderr = read_all(child.stderr.take().expect("piped"));
         Ok(UpdateRef {
             child,
@@ -331,29 +419,37 @@ impl UpdateRef {
         }
     }
 
-    fn ack(&mut self, verb: &str) -> bool {
-        let mut line = String::new();
-        // git answers promptly; a hung git is caught by the timeout in `finish`.
-        match self.stdout.read_line(&mut line) {
-            Ok(n) if n > 0 => line.trim_end() == format!("{verb}: ok"),
-            _ => false,
+    /// Wait for `<verb>: ok`. `Err(true)` when git did not answer in time.
+    fn ack(&mut self, verb: &str) -> Result<(), bool> {
+        match self.stdout.recv_timeout(self.timeout) {
+            Ok(line) if line.trim_end() == format!("{verb}: ok") => Ok(()),
+            Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => Err(false),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(true),
         }
     }
 
-    /// Run one transaction made of `lines` (update-ref commands).
+    /// Run one transaction made of `lines` (update-ref commands). The whole transaction is
+    /// sent at once; git answers `start`, `prepare` and `commit` in turn, or dies at the
+    /// first failure.
     pub fn transaction(&mut self, lines: &str) -> TxnResult {
-        let ok = self.send("start\n")
-            && self.ack("start")
-            && self.send(lines)
-            && self.send("prepare\n")
-            && self.ack("prepare")
-            && self.send("commit\n")
-            && self.ack("commit");
-        if ok {
+        let text = format!("start\n{lines}prepare\ncommit\n");
+        let sent = self.send(&text);
+        let acked = ["start", "prepare", "commit"]
+            .iter()
+            .try_for_each(|verb| self.ack(verb));
+        if sent && acked.is_ok() {
             return TxnResult::Committed;
         }
         self.stdin = None;
+        if acked == Err(true) {
+            kill_pid(self.child.id());
+        }
         let exit = wait_timeout(&mut self.child, self.timeout);
+        let exit = if acked == Err(true) {
+            Exit::Timeout
+        } else {
+            exit
+        };
         let err = self
             .stderr
             .recv_timeout(Duration::from_secs(5))

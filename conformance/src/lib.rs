@@ -7,9 +7,17 @@ pub use reftable_harness::{ops, snapshot};
 
 pub mod case;
 pub mod casedir;
+mod checks;
 pub mod expected;
 pub mod gen;
 pub mod git;
+pub mod messages;
 pub mod minimize;
+pub mod pool;
+pub mod profile;
 pub mod report;
+pub mod run;
+pub mod script;
 pub mod twin;
+pub mod verdict;
+pub mod version;

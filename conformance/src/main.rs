@@ -3,16 +3,13 @@
 //! `cargo run --release -p conformance` runs the default gate; see `--help`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use conformance::case::{run_concrete, run_generated, Env};
-use conformance::casedir::{self, CaseFile};
-use conformance::expected;
+use conformance::case::{run_concrete, Env};
+use conformance::casedir::CaseFile;
+use conformance::expected::{self, ExpectedSet};
 use conformance::git::Git;
-use conformance::report::Report;
+use conformance::run::{minimize_dir, run, RunConfig};
 
 #[derive(Parser)]
 #[command(
@@ -26,7 +23,7 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct RunArgs {
-    /// Number of cases.
+    /// Number of cases (per git).
     #[arg(long, default_value_t = 120)]
     cases: u64,
     /// Operations per case.
@@ -35,15 +32,20 @@ struct RunArgs {
     /// Seed of the run (cases are derived from seed and index).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Parallel jobs.
-    #[arg(long, default_value_t = 2)]
+    /// Parallel jobs (default: one more than the cores, as the gate waits on git a lot).
+    #[arg(long, default_value_t = default_jobs())]
     jobs: usize,
     /// Run only shard K of N (1-based), e.g. 2/4.
     #[arg(long)]
     shard: Option<String>,
-    /// The git binary (default: REFTABLE_TEST_GIT, else git on PATH).
+    /// A git binary to test; give it several times to run every case on each (default:
+    /// REFTABLE_TEST_GIT, else git on PATH).
     #[arg(long)]
-    git: Option<PathBuf>,
+    git: Vec<PathBuf>,
+    /// The known git defects (default: REFTABLE_EXPECTED_DIVERGENCES, else
+    /// conformance/expected-divergences.json).
+    #[arg(long)]
+    expected: Option<PathBuf>,
     /// Write the JSON report here.
     #[arg(long)]
     report_json: Option<PathBuf>,
@@ -62,7 +64,7 @@ struct RunArgs {
 enum Cmd {
     /// Run generated cases on git and on us.
     Run(RunArgs),
-    /// Re-run a case directory.
+    /// Re-run a case directory (on the git recorded in it unless --git is given).
     Replay {
         /// The case directory.
         dir: PathBuf,
@@ -78,6 +80,16 @@ enum Cmd {
         #[arg(long)]
         git: Option<PathBuf>,
     },
+    /// Print what the git under test does (the probe the gate runs at start).
+    Probe {
+        /// The git binary.
+        #[arg(long)]
+        git: Option<PathBuf>,
+    },
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get() + 1)
 }
 
 fn env(git: Option<&Path>) -> Env {
@@ -86,7 +98,7 @@ fn env(git: Option<&Path>) -> Env {
         std::process::exit(2);
     });
     Env::new(git).unwrap_or_else(|e| {
-        eprintln!("conformance: cannot prepare the object pool: {e}");
+        eprintln!("conformance: cannot probe git or prepare the object pool: {e}");
         std::process::exit(2);
     })
 }
@@ -105,112 +117,98 @@ fn parse_shard(s: &Option<String>) -> (u64, u64) {
     }
 }
 
-fn run(args: RunArgs) -> i32 {
-    let (k, n) = parse_shard(&args.shard);
-    let env = env(args.git.as_deref());
-    let known = expected::load().unwrap_or_else(|e| {
+fn run_cmd(args: RunArgs) -> i32 {
+    let shard = parse_shard(&args.shard);
+    let gits: Vec<Option<&Path>> = if args.git.is_empty() {
+        vec![None]
+    } else {
+        args.git.iter().map(|g| Some(g.as_path())).collect()
+    };
+    let envs: Vec<Env> = gits.into_iter().map(env).collect();
+    let path = args.expected.clone().unwrap_or_else(expected::default_path);
+    let known = ExpectedSet::load(&path).unwrap_or_else(|e| {
         eprintln!("conformance: {e}");
         std::process::exit(2);
     });
-    let start = Instant::now();
-    let indices: Vec<u64> = (0..args.cases).filter(|i| i % n == k - 1).collect();
-    let bar = indicatif::ProgressBar::new(indices.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {msg} [{elapsed}]")
-            .expect("template"),
-    );
-    let next = AtomicU64::new(0);
-    let report = Mutex::new(Report {
-        git_version: env.git.version().to_string(),
-        seed: args.seed,
-        shard: format!("{k}/{n}"),
-        ..Default::default()
-    });
-    std::thread::scope(|s| {
-        for _ in 0..args.jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst) as usize;
-                let Some(&index) = indices.get(i) else { break };
-                let result = match run_generated(&env, args.seed, index, args.ops) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        eprintln!("conformance: case {index}: setup failed: {e}");
-                        std::process::exit(2);
-                    }
-                };
-                let mut unexpected = Vec::new();
-                let mut expected_n = 0;
-                for d in &result.divergences {
-                    if expected::matching(&known, d).is_some() {
-                        expected_n += 1;
-                    } else {
-                        unexpected.push(d.clone());
-                    }
-                }
-                let mut dir_written = None;
-                if !unexpected.is_empty() {
-                    let dir = args.out.join(format!("seed{}-case{index}", args.seed));
-                    let file = CaseFile {
-                        seed: Some(args.seed),
-                        index: Some(index),
-                        options: result.options.expect("set"),
-                        ops: result.ops.clone(),
-                        divergences: result.divergences.clone(),
-                        git_version: env.git.version().to_string(),
-                    };
-                    let _ = casedir::write(&dir, &file, &result, None);
-                    if !args.no_minimize {
-                        minimize_dir(&env, &dir);
-                    }
-                    dir_written = Some(dir.display().to_string());
-                    bar.println(format!(
-                        "case {index}: {:?} divergence at step {}: {} (see {})",
-                        unexpected[0].check,
-                        unexpected[0].step,
-                        unexpected[0].detail.lines().next().unwrap_or(""),
-                        dir.display()
-                    ));
-                }
-                let mut r = report.lock().expect("lock");
-                r.cases += 1;
-                r.operations += result.ops.len() as u64;
-                r.unexpected_divergences += unexpected.len() as u64;
-                r.expected_divergences += expected_n;
-                r.add_comparisons(&result.comparisons);
-                r.divergent_cases.extend(dir_written);
-                bar.set_message(format!("{} unexpected", r.unexpected_divergences));
-                bar.inc(1);
-            });
+    for (i, e) in envs.iter().enumerate() {
+        eprintln!(
+            "git {i}: {} ({}): {}",
+            e.git.bin().display(),
+            e.git.version(),
+            e.profile.summary()
+        );
+        for s in &e.profile.surprises {
+            eprintln!("git {i}: probe surprise: {s}");
         }
-    });
-    bar.finish_and_clear();
-    let mut r = report.into_inner().expect("lock");
-    r.wall_seconds = start.elapsed().as_secs_f64();
-    r.operations_per_second = r.operations as f64 / r.wall_seconds.max(1e-9);
+    }
+    let cfg = RunConfig {
+        cases: args.cases,
+        ops: args.ops,
+        seed: args.seed,
+        jobs: args.jobs,
+        shard,
+        out: args.out.clone(),
+        minimize: !args.no_minimize,
+    };
+    let r = run(&envs, &known, &cfg);
     if let Some(p) = &args.report_json {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
     }
     if let Some(p) = &args.report_md {
         let _ = std::fs::write(p, r.markdown());
     }
-    let total: u64 = r.comparisons.values().sum();
+    for d in r.divergences.iter().filter(|d| d.expected.is_none()) {
+        println!("{}", d.line());
+    }
+    for g in &r.gits {
+        for s in &g.stale_expected {
+            println!("stale: {s}");
+        }
+        let total: u64 = g.comparisons.values().sum();
+        println!(
+            "git {} ({}), seed {}, shard {}: {} cases, {} operations, {} comparisons, {:.0} ops/s; {} unexpected divergences, {} expected (known git defects)",
+            g.version, g.path, r.seed, r.shard, g.cases, g.operations, total,
+            g.operations_per_second, g.unexpected_divergences, g.expected_divergences
+        );
+    }
+    for d in &r.git_defects {
+        println!(
+            "known git defect {} on git {} in {} cases",
+            d.id, d.git, d.cases
+        );
+    }
     println!(
-        "git {}, seed {}, shard {}: {} cases, {} operations, {} comparisons in {:.1} s ({:.0} ops/s)",
-        r.git_version, r.seed, r.shard, r.cases, r.operations, total, r.wall_seconds, r.operations_per_second
+        "{:.1} s of cases ({:.0} ops/s), {:.1} s minimizing; {} unexpected divergences, {} stale known divergences",
+        r.wall_seconds, r.operations_per_second, r.minimize_seconds, r.unexpected_divergences, r.stale_expected
     );
-    println!(
-        "{} unexpected divergences, {} expected (known git defects)",
-        r.unexpected_divergences, r.expected_divergences
-    );
-    i32::from(r.unexpected_divergences > 0)
+    i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0)
 }
 
-fn replay(env: &Env, dir: &Path) -> i32 {
+/// The git a case directory is replayed on: `--git`, else the one it recorded, else the
+/// default.
+fn case_env(file: &CaseFile, git: Option<PathBuf>) -> Env {
+    let recorded = file.git.as_ref().map(PathBuf::from);
+    let chosen = git.or(recorded.filter(|p| p.exists()));
+    let e = env(chosen.as_deref());
+    eprintln!(
+        "replaying with git {} ({})",
+        e.git.bin().display(),
+        e.git.version()
+    );
+    e
+}
+
+fn replay(dir: &Path, git: Option<PathBuf>) -> i32 {
     let file = CaseFile::read(dir).unwrap_or_else(|e| {
         eprintln!("conformance: {e}");
         std::process::exit(2);
     });
-    let result = run_concrete(env, file.options, &file.ops).unwrap_or_else(|e| {
+    let env = case_env(&file, git);
+    if let Some(why) = conformance::case::not_applicable(&env.profile, &file.ops) {
+        eprintln!("conformance: cannot replay {}: {why}", dir.display());
+        return 2;
+    }
+    let result = run_concrete(&env, file.options, &file.ops).unwrap_or_else(|e| {
         eprintln!("conformance: {e}");
         std::process::exit(2);
     });
@@ -227,45 +225,37 @@ fn replay(env: &Env, dir: &Path) -> i32 {
     1
 }
 
-fn minimize_dir(env: &Env, dir: &Path) -> Option<PathBuf> {
-    let file = CaseFile::read(dir).ok()?;
-    let check = file.divergences.first()?.check;
-    let (ops, runs) = conformance::minimize::minimize(env, file.options, file.ops.clone(), check);
-    let result = run_concrete(env, file.options, &ops).ok()?;
-    let mut out = dir.as_os_str().to_owned();
-    out.push("-min");
-    let out = PathBuf::from(out);
-    let min = CaseFile {
-        ops,
-        divergences: result.divergences.clone(),
-        ..file
-    };
-    casedir::write(&out, &min, &result, None).ok()?;
-    eprintln!(
-        "minimized {} to {} operations in {runs} runs: {}",
-        dir.display(),
-        min.ops.len(),
-        out.display()
+fn probe(git: Option<PathBuf>) -> i32 {
+    let e = env(git.as_deref());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&e.profile).expect("json")
     );
-    Some(out)
+    0
 }
 
 fn main() {
     let cli = Cli::parse();
     let code = match cli.cmd {
         None => match Cli::parse_from(["conformance", "run"]).cmd {
-            Some(Cmd::Run(a)) => run(a),
+            Some(Cmd::Run(a)) => run_cmd(a),
             _ => unreachable!("run parses"),
         },
-        Some(Cmd::Run(a)) => run(a),
-        Some(Cmd::Replay { dir, git }) => replay(&env(git.as_deref()), &dir),
+        Some(Cmd::Run(a)) => run_cmd(a),
+        Some(Cmd::Replay { dir, git }) => replay(&dir, git),
         Some(Cmd::Minimize { dir, git }) => {
-            if minimize_dir(&env(git.as_deref()), &dir).is_some() {
+            let file = CaseFile::read(&dir).unwrap_or_else(|e| {
+                eprintln!("conformance: {e}");
+                std::process::exit(2);
+            });
+            let env = case_env(&file, git);
+            if minimize_dir(&env, &dir).is_some() {
                 0
             } else {
                 2
             }
         }
+        Some(Cmd::Probe { git }) => probe(git),
     };
     std::process::exit(code);
 }

@@ -1,75 +1,234 @@
-//! Run reports: one JSON document and a Markdown summary.
+//! Run reports: one JSON document and a Markdown summary, with a section per git.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::case::Check;
+use crate::profile::Profile;
 
-/// The JSON report of a run.
+/// One divergence, as a reader acts on it.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Report {
-    /// Divergences not listed as known git defects: the gate fails when this is not 0.
-    pub unexpected_divergences: u64,
-    /// Divergences matching an entry of the expected-divergences file.
-    pub expected_divergences: u64,
-    /// `git version` of the git under test.
-    pub git_version: String,
-    /// The run's seed.
-    pub seed: u64,
+pub struct DivergenceRecord {
+    /// The case (`seed7-case12`).
+    pub case: String,
+    /// The git's version.
+    pub git: String,
+    /// The git binary.
+    pub git_path: String,
+    /// The check that failed.
+    pub check: String,
+    /// Its class.
+    pub class: String,
+    /// Step of the case.
+    pub step: usize,
+    /// What differs.
+    pub detail: String,
+    /// The minimized operations (one summary each), empty when not minimized.
+    pub minimized_ops: Vec<String>,
+    /// Operations of the case up to the divergence, when not minimized.
+    pub ops: usize,
+    /// The case directory (and its `-min` twin when minimized).
+    pub case_dir: String,
+    /// The known git defect it matches, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+}
+
+impl DivergenceRecord {
+    /// One line for logs: case, check, git, minimized operations.
+    pub fn line(&self) -> String {
+        let ops = if self.minimized_ops.is_empty() {
+            format!("{} operations (not minimized)", self.ops)
+        } else {
+            format!(
+                "minimized to {}: {}",
+                self.minimized_ops.len(),
+                self.minimized_ops.join(" ; ")
+            )
+        };
+        let detail = self.detail.lines().next().unwrap_or("");
+        format!(
+            "divergence: case {} check {} ({}) git {}: {detail}; {ops}; see {}",
+            self.case, self.check, self.class, self.git, self.case_dir
+        )
+    }
+}
+
+/// A known git defect seen in the run, with a reproducer that needs git alone.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GitDefect {
+    /// The expected-divergence entry.
+    pub id: String,
+    /// The git that showed it.
+    pub git: String,
+    /// The versions the entry names.
+    pub versions: String,
+    /// Why git is wrong.
+    pub reason: String,
+    /// Where in git's source.
+    pub evidence: String,
+    /// Cases of the run that showed it.
+    pub cases: u64,
+    /// A shell script that reproduces it with git alone.
+    pub reproducer: String,
+}
+
+/// What a run found against one git.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GitSection {
+    /// The binary.
+    pub path: String,
+    /// `git version`.
+    pub version: String,
+    /// `git version --build-options`.
+    pub build_options: String,
+    /// The commit it was built from, when it says.
+    pub commit: Option<String>,
+    /// What the probe found.
+    pub profile: Option<Profile>,
     /// Cases run.
     pub cases: u64,
     /// Operations run (over all cases).
     pub operations: u64,
     /// Comparisons made, per check.
     pub comparisons: BTreeMap<String, u64>,
-    /// Wall-clock seconds.
-    pub wall_seconds: f64,
-    /// Operations verified per second.
+    /// Checks not repeated because what they compare had not changed since they passed.
+    pub unchanged_skipped: u64,
+    /// Seconds spent running this git's cases (summed over jobs; minimization excluded).
+    pub case_seconds: f64,
+    /// Operations verified per second of this git's share of the run.
     pub operations_per_second: f64,
-    /// Case directories written for divergent cases.
-    pub divergent_cases: Vec<String>,
+    /// Divergences not listed as known git defects.
+    pub unexpected_divergences: u64,
+    /// Divergences matching a known git defect.
+    pub expected_divergences: u64,
+    /// Known divergences in this git's range that no longer reproduce.
+    pub stale_expected: Vec<String>,
+}
+
+/// The JSON report of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    /// Divergences not listed as known git defects, over every git: the gate fails when
+    /// this is not 0.
+    pub unexpected_divergences: u64,
+    /// Divergences matching an entry of the expected-divergences file.
+    pub expected_divergences: u64,
+    /// Known divergences that no longer reproduce (the gate fails on these too).
+    pub stale_expected: u64,
+    /// The first git's version (the only one in a one-git run).
+    pub git_version: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// Cases per git.
+    pub cases: u64,
+    /// Operations over every git.
+    pub operations: u64,
+    /// Wall-clock seconds of the case runs (minimization excluded).
+    pub wall_seconds: f64,
+    /// Wall-clock seconds spent minimizing divergent cases.
+    pub minimize_seconds: f64,
+    /// Operations verified per second of wall-clock time, over every git.
+    pub operations_per_second: f64,
     /// The shard run (`K/N`).
     pub shard: String,
+    /// The expected-divergences file.
+    pub expected_file: String,
+    /// One section per git.
+    pub gits: Vec<GitSection>,
+    /// Every divergence.
+    pub divergences: Vec<DivergenceRecord>,
+    /// Known git defects seen, with git-only reproducers.
+    pub git_defects: Vec<GitDefect>,
 }
 
 impl Report {
-    /// Add a case's comparison counts.
-    pub fn add_comparisons(&mut self, c: &BTreeMap<Check, u64>) {
-        for (k, v) in c {
-            *self
-                .comparisons
-                .entry(format!("{k:?}").to_lowercase())
-                .or_default() += v;
-        }
-    }
-
     /// The Markdown summary.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
         s.push_str("# reftable conformance run\n\n");
         s.push_str(&format!(
-            "| git | seed | shard | cases | operations | unexpected divergences | expected divergences | wall time | operations/s |\n|---|---|---|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} | {} | {} | {:.1} s | {:.0} |\n\n",
-            self.git_version,
+            "Seed {}, shard {}, {} cases per git, {:.1} s of cases ({:.0} operations/s over every git), {:.1} s minimizing. Expected divergences from `{}`.\n\n",
             self.seed,
             self.shard,
             self.cases,
-            self.operations,
-            self.unexpected_divergences,
-            self.expected_divergences,
             self.wall_seconds,
-            self.operations_per_second
+            self.operations_per_second,
+            self.minimize_seconds,
+            self.expected_file
         ));
-        s.push_str("| check | comparisons |\n|---|---|\n");
-        for (k, v) in &self.comparisons {
-            s.push_str(&format!("| {k} | {v} |\n"));
+        s.push_str("| git | cases | operations | operations/s | unexpected | expected | stale known |\n|---|---|---|---|---|---|---|\n");
+        for g in &self.gits {
+            s.push_str(&format!(
+                "| {} (`{}`) | {} | {} | {:.0} | {} | {} | {} |\n",
+                g.version,
+                g.path,
+                g.cases,
+                g.operations,
+                g.operations_per_second,
+                g.unexpected_divergences,
+                g.expected_divergences,
+                g.stale_expected.len()
+            ));
         }
-        if !self.divergent_cases.is_empty() {
-            s.push_str("\n## Divergent cases\n\n");
-            for d in &self.divergent_cases {
-                s.push_str(&format!("- `{d}`\n"));
+        for g in &self.gits {
+            s.push_str(&format!(
+                "\n## git {}\n\n- binary: `{}`\n",
+                g.version, g.path
+            ));
+            if let Some(c) = &g.commit {
+                s.push_str(&format!("- built from commit {c}\n"));
+            }
+            if let Some(p) = &g.profile {
+                s.push_str(&format!("- profile: {}\n", p.summary()));
+                s.push_str(&format!(
+                    "- reflog expire without a reflog says: `{}`\n",
+                    p.no_reflog_message
+                ));
+                for x in &p.surprises {
+                    s.push_str(&format!("- probe surprise: {x}\n"));
+                }
+            }
+            s.push_str(&format!(
+                "- {} checks skipped because their inputs had not changed since they passed\n\n",
+                g.unchanged_skipped
+            ));
+            s.push_str("| check | comparisons |\n|---|---|\n");
+            for (k, v) in &g.comparisons {
+                s.push_str(&format!("| {k} | {v} |\n"));
+            }
+            for x in &g.stale_expected {
+                s.push_str(&format!("\n**stale:** {x}\n"));
+            }
+        }
+        let unexpected: Vec<&DivergenceRecord> = self
+            .divergences
+            .iter()
+            .filter(|d| d.expected.is_none())
+            .collect();
+        if !unexpected.is_empty() {
+            s.push_str("\n## Unexpected divergences\n\n");
+            for d in unexpected {
+                s.push_str(&format!("- {}\n", d.line()));
+            }
+        }
+        if !self.git_defects.is_empty() {
+            s.push_str("\n## git defects found\n");
+            for d in &self.git_defects {
+                s.push_str(&format!(
+                    "\n### {} on git {} ({} cases; known in {})\n\n{}\n\nEvidence: {}\n\nReproduce with git alone:\n\n```sh\n{}```\n",
+                    d.id, d.git, d.cases, d.versions, d.reason, d.evidence, d.reproducer
+                ));
             }
         }
         s
+    }
+}
+
+/// Add a case's comparison counts to `into`.
+pub fn add_comparisons(into: &mut BTreeMap<String, u64>, c: &BTreeMap<Check, u64>) {
+    for (k, v) in c {
+        *into.entry(format!("{k:?}").to_lowercase()).or_default() += v;
     }
 }

@@ -45,8 +45,12 @@ fn planted_defects_are_caught_minimized_and_replayable() {
             ops: ops.clone(),
             divergences: replay.divergences.clone(),
             git_version: env.git.version().to_string(),
+            git: Some(env.git.bin().display().to_string()),
         };
-        casedir::write(&dir, &file, &replay, None).unwrap();
+        casedir::write(&dir, &file, &replay, None, Some(env.pool(opts.hash()))).unwrap();
+        for script in ["replay.sh", "reproduce-git.sh"] {
+            assert!(dir.join(script).is_file(), "{script} written");
+        }
         let back = CaseFile::read(&dir).unwrap();
         let again = run_concrete(&env, back.options, &back.ops).unwrap();
         assert!(again.divergences.iter().any(|d| d.check == check));

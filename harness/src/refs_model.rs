@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use reftable::refname::{autocreates_reflog, is_pseudoref, is_safe_refname, is_valid_refname};
 use reftable::ObjectId;
 
+use serde::{Deserialize, Serialize};
+
 use crate::ops::{LogRefsOpt, Update, Value};
 
 /// A ref's value in the model.
@@ -31,17 +33,133 @@ pub struct MEntry {
     pub time: u64,
 }
 
-/// Why the model refuses a transaction (the classes the gate compares).
+/// How many refs git reads while resolving a name (`SYMREF_MAXDEPTH`).
+pub const SYMREF_READS: usize = 5;
+
+impl MEntry {
+    /// Both ids null: git takes such an entry for an existence marker and hides it.
+    pub fn looks_like_marker(&self) -> bool {
+        self.old.is_null() && self.new.is_null()
+    }
+}
+
+/// One reason a transaction must be refused. A transaction can have several; which one git
+/// reports first depends on its version (the order of its checks changed over time), so the
+/// model names all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// An invalid ref name, a pseudoref, or an invalid symref target.
+    BadName,
+    /// Two updates of one ref (directly, or one through a symref or through `HEAD`).
+    Duplicate,
+    /// A directory/file conflict with an existing ref or another update.
+    DfConflict,
+    /// An old value (object id, absence, or symref target) that does not match.
+    OldValue,
+    /// A new value naming an object that does not exist.
+    MissingObject,
+    /// A non-commit object written to a branch (or `HEAD`).
+    NonCommit,
+}
+
+impl Fault {
+    /// Every fault, in declaration order.
+    pub const ALL: [Fault; 6] = [
+        Fault::BadName,
+        Fault::Duplicate,
+        Fault::DfConflict,
+        Fault::OldValue,
+        Fault::MissingObject,
+        Fault::NonCommit,
+    ];
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// A set of [`Fault`]s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Faults(u8);
+
+impl Faults {
+    /// Add `f`.
+    pub fn insert(&mut self, f: Fault) {
+        self.0 |= f.bit();
+    }
+
+    /// Whether `f` is in the set.
+    pub fn contains(self, f: Fault) -> bool {
+        self.0 & f.bit() != 0
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The faults in the set.
+    pub fn iter(self) -> impl Iterator<Item = Fault> {
+        Fault::ALL.into_iter().filter(move |f| self.contains(*f))
+    }
+}
+
+impl FromIterator<Fault> for Faults {
+    fn from_iter<I: IntoIterator<Item = Fault>>(iter: I) -> Faults {
+        let mut s = Faults::default();
+        for f in iter {
+            s.insert(f);
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.iter().map(|x| format!("{x:?}")).collect();
+        write!(f, "{{{}}}", names.join(", "))
+    }
+}
+
+/// Why the model refuses a transaction: every fault that applies, and the one git 2.47's
+/// order of checks meets first (the order this crate's `RefDb` follows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// Invalid ref name.
-    Name,
-    /// D/F conflict or duplicate update.
-    Conflict,
-    /// Old value mismatch.
-    Mismatch,
-    /// Missing object or non-commit on a branch.
-    Object,
+pub struct Refusal {
+    /// Every fault of the transaction.
+    pub faults: Faults,
+    /// The first fault in git 2.47's order of checks.
+    pub first: Fault,
+}
+
+/// The fault a `RefDb` transaction error stands for (`None` for errors that are no refusal
+/// of the transaction's content, such as a held lock).
+pub fn library_fault(e: &reftable::Error) -> Option<Fault> {
+    use reftable::ErrorKind;
+    let msg = e.message();
+    match e.kind() {
+        ErrorKind::Refname => Some(Fault::BadName),
+        ErrorKind::NameConflict if msg.starts_with("multiple updates") => Some(Fault::Duplicate),
+        ErrorKind::NameConflict => Some(Fault::DfConflict),
+        ErrorKind::OldValueMismatch => Some(Fault::OldValue),
+        ErrorKind::InvalidObject if msg.contains("nonexistent") => Some(Fault::MissingObject),
+        ErrorKind::InvalidObject => Some(Fault::NonCommit),
+        _ => None,
+    }
+}
+
+/// Faults noted while a transaction is checked.
+#[derive(Default)]
+struct FaultLog {
+    faults: Faults,
+    first: Option<Fault>,
+}
+
+impl FaultLog {
+    fn add(&mut self, f: Fault) {
+        self.faults.insert(f);
+        self.first.get_or_insert(f);
+    }
 }
 
 /// What the model knows about objects.
@@ -60,6 +178,8 @@ pub struct Model {
     pub logs: BTreeMap<String, Vec<MEntry>>,
     log_refs: LogRefsOpt,
     max_message: usize,
+    /// Refuse no-deref updates expecting no ref of a dangling symref (git 2.52+).
+    pub protect_dangling_symrefs: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -86,6 +206,7 @@ impl Model {
             logs: BTreeMap::new(),
             log_refs,
             max_message: block_size as usize / 2,
+            protect_dangling_symrefs: true,
         }
     }
 
@@ -104,10 +225,11 @@ impl Model {
         }
     }
 
-    /// Follow symrefs; `None` for dangling or too deep.
+    /// Follow symrefs; `None` for dangling or too deep (git reads at most five refs while
+    /// resolving a name: a chain of four symrefs resolves, one of five does not).
     pub fn resolve(&self, name: &str) -> Option<ObjectId> {
         let mut name = name.to_string();
-        for _ in 0..=5 {
+        for _ in 0..SYMREF_READS {
             match self.refs.get(&name)? {
                 MValue::Oid(id) => return Some(*id),
                 MValue::Symref(t) => name = t.clone(),
@@ -117,10 +239,10 @@ impl Model {
     }
 
     /// Follow symrefs like git does for updates: a dangling chain resolves to the null id,
-    /// only a chain deeper than 5 fails.
+    /// only a chain of more than four symrefs fails.
     fn resolve_lenient(&self, name: &str) -> Option<ObjectId> {
         let mut name = name.to_string();
-        for _ in 0..=5 {
+        for _ in 0..SYMREF_READS {
             match self.refs.get(&name) {
                 None => return Some(self.null),
                 Some(MValue::Oid(id)) => return Some(*id),
@@ -161,6 +283,7 @@ impl Model {
         time: u64,
         objects: &dyn Objects,
     ) -> Result<(), Refusal> {
+        let mut log = FaultLog::default();
         for u in updates {
             let new_is_value = match &u.new {
                 Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|i| !i.is_null()),
@@ -172,14 +295,18 @@ impl Model {
             } else {
                 is_safe_refname(u.refname.as_bytes())
             };
-            if !ok || is_pseudoref(u.refname.as_bytes()) {
-                return Err(Refusal::Name);
+            let targets_ok = [&u.new, &u.old].into_iter().flatten().all(|v| match v {
+                Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
+                Value::Oid(_) => true,
+            });
+            if !ok || !targets_ok || is_pseudoref(u.refname.as_bytes()) {
+                log.add(Fault::BadName);
             }
         }
         let mut affected: Vec<String> = updates.iter().map(|u| u.refname.clone()).collect();
         affected.sort();
         if affected.windows(2).any(|w| w[0] == w[1]) {
-            return Err(Refusal::Conflict);
+            log.add(Fault::Duplicate);
         }
         let head = match self.refs.get("HEAD") {
             Some(MValue::Symref(t)) => Some(t.clone()),
@@ -206,18 +333,19 @@ impl Model {
                 let id = ObjectId::from_hex(h).expect("hex");
                 if !id.is_null() && !s.log_only {
                     match objects.is_commit(&id) {
-                        None => return Err(Refusal::Object),
+                        None => log.add(Fault::MissingObject),
                         Some(false) if s.name.starts_with("refs/heads/") || s.name == "HEAD" => {
-                            return Err(Refusal::Object)
+                            log.add(Fault::NonCommit)
                         }
                         _ => {}
                     }
                 }
             }
-            if head.as_deref() == Some(s.name.as_str()) && !s.log_only && !s.via_head {
-                if affected.iter().any(|a| a == "HEAD") {
-                    return Err(Refusal::Conflict);
-                }
+            let updates_head =
+                head.as_deref() == Some(s.name.as_str()) && !s.log_only && !s.via_head;
+            if updates_head && affected.iter().any(|a| a == "HEAD") {
+                log.add(Fault::Duplicate);
+            } else if updates_head {
                 let as_oid = |v: &Option<Value>| {
                     v.as_ref().map(|v| match v {
                         Value::Oid(h) => Value::Oid(h.clone()),
@@ -243,10 +371,12 @@ impl Model {
             };
             let Some(current) = self.refs.get(&s.name).cloned() else {
                 if expects_existing {
-                    return Err(Refusal::Mismatch);
+                    log.add(Fault::OldValue);
+                    i += 1;
+                    continue;
                 }
                 if !self.available(&s.name, &affected) {
-                    return Err(Refusal::Conflict);
+                    log.add(Fault::DfConflict);
                 }
                 let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
                 if s.new.is_some() && !deletes {
@@ -266,9 +396,12 @@ impl Model {
                     let resolved = self.resolve_lenient(&s.name);
                     cur = resolved.unwrap_or(self.null);
                     if s.no_deref && s.old.is_some() && resolved.is_none() {
-                        return Err(Refusal::Mismatch);
+                        log.add(Fault::OldValue);
                     }
-                    if !s.no_deref {
+                    if !s.no_deref && affected.iter().any(|a| a == t) {
+                        // Not queued again: a symref loop would never end.
+                        log.add(Fault::Duplicate);
+                    } else if !s.no_deref {
                         steps.push(Step {
                             name: t.clone(),
                             new: s.new.clone(),
@@ -284,9 +417,6 @@ impl Model {
                         if matches!(st.old, Some(Value::Oid(_))) {
                             st.old = None;
                         }
-                        if affected.iter().any(|a| a == t) {
-                            return Err(Refusal::Conflict);
-                        }
                         affected.push(t.clone());
                         affected.sort();
                     }
@@ -295,10 +425,20 @@ impl Model {
             let st = &steps[i];
             match &st.old {
                 Some(Value::Symref(t)) if !is_symref || &referent != t => {
-                    return Err(Refusal::Mismatch);
+                    log.add(Fault::OldValue);
+                }
+                Some(Value::Oid(h))
+                    if self.protect_dangling_symrefs
+                        && !st.log_only
+                        && st.no_deref
+                        && is_symref
+                        && cur.is_null()
+                        && ObjectId::from_hex(h).is_some_and(|i| i.is_null()) =>
+                {
+                    log.add(Fault::OldValue);
                 }
                 Some(Value::Oid(h)) if ObjectId::from_hex(h).expect("hex") != cur => {
-                    return Err(Refusal::Mismatch)
+                    log.add(Fault::OldValue);
                 }
                 _ => {}
             }
@@ -311,6 +451,12 @@ impl Model {
                 writes.push((i, cur));
             }
             i += 1;
+        }
+        if let Some(first) = log.first {
+            return Err(Refusal {
+                faults: log.faults,
+                first,
+            });
         }
 
         // Apply: reflog decisions use the state before the transaction.
@@ -362,20 +508,37 @@ impl Model {
         Ok(())
     }
 
+    /// The entries of `name`'s reflog git shows (and counts for `@{n}`): all but those whose
+    /// old and new ids are both null, which look like existence markers to git.
+    pub fn visible_entries(&self, name: &str) -> usize {
+        self.logs
+            .get(name)
+            .map_or(0, |e| e.iter().filter(|e| !e.looks_like_marker()).count())
+    }
+
     /// `reflog expire` / `reflog delete` on `name`: drop entries for which `prune` says yes
-    /// (oldest first); with `rewrite`, re-chain old ids. The reflog stays (maybe empty).
+    /// (oldest first; the index is the entry's `@{n}`); with `rewrite`, re-chain old ids. The
+    /// reflog stays (maybe empty). Entries with both ids null are markers to git: its expiry
+    /// neither counts, prunes nor re-chains them.
     pub fn expire(
         &mut self,
         name: &str,
         prune: &mut dyn FnMut(usize, &MEntry) -> bool,
         rewrite: bool,
     ) {
+        let visible = self.visible_entries(name);
         let Some(entries) = self.logs.get_mut(name) else {
             return;
         };
         let mut kept: Vec<MEntry> = Vec::new();
         let mut last_new: Option<ObjectId> = None;
-        for (idx, e) in entries.iter().enumerate().rev() {
+        let mut idx = visible;
+        for e in entries.iter().rev() {
+            if e.looks_like_marker() {
+                kept.push(e.clone());
+                continue;
+            }
+            idx -= 1;
             if prune(idx, e) {
                 continue;
             }
@@ -390,5 +553,46 @@ impl Model {
         }
         kept.reverse();
         *entries = kept;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(b: u8) -> ObjectId {
+        ObjectId::from_bytes(&[b; 20]).unwrap()
+    }
+
+    fn entry(old: u8, new: u8) -> MEntry {
+        MEntry {
+            old: id(old),
+            new: id(new),
+            message: b"m\n".to_vec(),
+            time: 1,
+        }
+    }
+
+    /// Entries with both ids null look like existence markers to git: `reflog delete` does
+    /// not count them for `@{n}`, and `--rewrite` neither keeps them in the chain nor
+    /// changes them (found by the gate, seed 500 case 0).
+    #[test]
+    fn expiry_skips_entries_that_look_like_markers() {
+        let mut m = Model::new(id(0), LogRefsOpt::True, 4096);
+        // Newest first: X -> 0, then a null/null entry, then 0 -> X.
+        m.logs
+            .insert("HEAD".into(), vec![entry(1, 0), entry(0, 0), entry(0, 1)]);
+        assert_eq!(m.visible_entries("HEAD"), 2);
+        // @{1} is the oldest visible entry, 0 -> X.
+        m.expire("HEAD", &mut |i, _| i == 1, true);
+        let left = &m.logs["HEAD"];
+        assert_eq!(left.len(), 2);
+        // The null/null entry stays as it was, and does not become the newest's predecessor.
+        assert_eq!((left[0].old, left[0].new), (id(1), id(0)));
+        assert!(left[1].looks_like_marker());
+        // Nothing at @{5}: nothing changes.
+        let before = m.logs.clone();
+        m.expire("HEAD", &mut |i, _| i == 5, true);
+        assert_eq!(m.logs, before);
     }
 }

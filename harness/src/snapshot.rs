@@ -9,7 +9,7 @@ use reftable::{LogValue, RefValue};
 use crate::refs_model::{MValue, Model};
 
 /// A ref's value as compared: object id, peeled id when stored, or symref target.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SValue {
     /// An object id, and the peeled id when the store has one.
     Oid(String, Option<String>),
@@ -63,23 +63,25 @@ impl Snapshot {
             };
             s.refs.insert(lossy(&r.refname), v);
         }
-        for name in db.reflog_names()? {
-            let entries = db
-                .reflog(&name)?
-                .into_iter()
-                .filter_map(|l| match l.value {
-                    LogValue::Update(u) => Some(SLog {
-                        old: u.old_id.to_string(),
-                        new: u.new_id.to_string(),
-                        message: lossy(&u.message),
-                        time: u.time,
-                        tz: Some(u.tz_offset),
-                        who: Some((lossy(&u.name), lossy(&u.email))),
-                    }),
-                    LogValue::Deletion => None,
-                })
-                .collect();
-            s.logs.insert(lossy(&name), entries);
+        // One pass over the merged logs (name order, newest first per name) instead of a
+        // seek per reflog: the same records `RefDb::reflog` returns for each name.
+        let mut it = db.stack().merged().logs()?;
+        while let Some(l) = it.next_record()? {
+            let LogValue::Update(u) = &l.value else {
+                continue;
+            };
+            let entries = s.logs.entry(lossy(&l.refname)).or_default();
+            if reftable::refdb::is_existence_marker(l) {
+                continue;
+            }
+            entries.push(SLog {
+                old: u.old_id.to_string(),
+                new: u.new_id.to_string(),
+                message: lossy(&u.message),
+                time: u.time,
+                tz: Some(u.tz_offset),
+                who: Some((lossy(&u.name), lossy(&u.email))),
+            });
         }
         Ok(s)
     }

@@ -1,0 +1,539 @@
+//! The state checks of a case: after every step, the tables byte for byte, our reader on
+//! git's stack, the model, the files-backend twin and git's own view of its stack; at the end
+//! of a case, git's reflogs and git reading a copy of our stack.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+
+use reftable::ObjectId;
+
+use crate::case::{Check, Divergence, Executor, SYMREF_READS};
+use crate::snapshot::{SValue, Snapshot};
+
+/// A stack's tables: (name without its random part, bytes), in `tables.list` order.
+type Tables = Vec<(String, std::sync::Arc<Vec<u8>>)>;
+
+/// Tables already read, by path: a table never changes once it is in a stack (a new table
+/// gets a new name), so each is read once.
+pub(crate) type TableCache = std::collections::HashMap<std::path::PathBuf, std::sync::Arc<Vec<u8>>>;
+
+fn tables_cached(dir: &Path, cache: &mut TableCache) -> Tables {
+    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
+    list.lines()
+        .map(|n| {
+            let stem = n.rsplit_once('-').map_or(n, |x| x.0).to_string();
+            let path = dir.join(n);
+            let bytes = cache
+                .entry(path)
+                .or_insert_with_key(|p| std::sync::Arc::new(std::fs::read(p).unwrap_or_default()))
+                .clone();
+            (stem, bytes)
+        })
+        .collect()
+}
+
+fn tables(dir: &Path) -> Tables {
+    tables_cached(dir, &mut TableCache::new())
+}
+
+fn fingerprint(t: &Tables) -> u64 {
+    let mut h = DefaultHasher::new();
+    t.hash(&mut h);
+    h.finish()
+}
+
+fn first_difference(a: &Tables, b: &Tables) -> Option<String> {
+    let names = |t: &Tables| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    if names(a) != names(b) {
+        return Some(format!(
+            "tables.list differs: ours {:?}, git's {:?}",
+            names(a),
+            names(b)
+        ));
+    }
+    for ((name, x), (_, y)) in a.iter().zip(b) {
+        if x != y {
+            let at = x
+                .iter()
+                .zip(y.iter())
+                .position(|(p, q)| p != q)
+                .unwrap_or(x.len().min(y.len()));
+            let block = block_at(y, at);
+            return Some(format!(
+                "{name}: bytes differ at offset {at} (block {block}); ours {} bytes, git's {}",
+                x.len(),
+                y.len()
+            ));
+        }
+    }
+    None
+}
+
+fn block_at(bytes: &[u8], at: usize) -> String {
+    let Ok(t) = reftable::Table::from_bytes("git", bytes.to_vec()) else {
+        return "?".into();
+    };
+    for (k, b) in t.blocks().enumerate() {
+        let Ok(b) = b else { break };
+        if (b.offset as usize..b.offset as usize + b.full_size).contains(&at) {
+            return format!("{k} '{}' at {}", b.block_type as char, b.offset);
+        }
+    }
+    "footer".into()
+}
+
+/// Where `name@{n}` in `log -g`'s `%gD` ends the name.
+fn selector_name(sel: &str) -> Option<&str> {
+    let at = sel.rfind("@{")?;
+    sel.ends_with('}').then(|| &sel[..at])
+}
+
+impl Executor<'_> {
+    /// The checks after a step.
+    pub(crate) fn check_state(&mut self) {
+        let git_stack = self.repo.path().join(".git/reftable");
+        self.count(Check::Bytes);
+        let theirs_tables = tables_cached(&git_stack, &mut self.table_cache);
+        let ours_tables = tables_cached(self.ours_dir.path(), &mut self.table_cache);
+        if self.table_cache.len() > 4096 {
+            self.table_cache.clear();
+        }
+        if let Some(d) = first_difference(&ours_tables, &theirs_tables) {
+            self.diverge(Check::Bytes, "bytes differ", d);
+            return;
+        }
+        let ours = match Snapshot::of_refdb(&self.db) {
+            Ok(s) => s,
+            Err(e) => {
+                self.diverge(Check::OursReadsGit, "read error", format!("our stack: {e}"));
+                return;
+            }
+        };
+        self.count(Check::OursReadsGit);
+        let theirs = self
+            .git_db
+            .reload()
+            .and_then(|()| Snapshot::of_refdb(&self.git_db));
+        match theirs {
+            Ok(theirs) if theirs != ours => {
+                let d = ours.diff(&theirs, 10).join("\n");
+                self.diverge(Check::OursReadsGit, "value mismatch", d);
+                return;
+            }
+            Err(e) => {
+                self.diverge(
+                    Check::OursReadsGit,
+                    "read error",
+                    format!("git's stack: {e}"),
+                );
+                return;
+            }
+            _ => {}
+        }
+        self.count(Check::Model);
+        let model = Snapshot::of_model(&self.model);
+        let seen = ours.as_model_sees();
+        if model != seen {
+            let d = seen.diff(&model, 10).join("\n");
+            self.diverge(Check::Model, "value mismatch", d);
+            return;
+        }
+        let mut ours_refs = seen.refs.clone();
+        // libgit2 lists refs under refs/ plus HEAD and ORIG_HEAD.
+        ours_refs.retain(|k, _| k.starts_with("refs/") || k == "HEAD" || k == "ORIG_HEAD");
+        let refs_fp = {
+            let mut h = DefaultHasher::new();
+            ours_refs.hash(&mut h);
+            h.finish()
+        };
+        // The twin changes only when a transaction is applied to it; with our refs the same
+        // too, the comparison was made already.
+        let twin_unchanged = !self.twin_changed && self.twin_checked == Some(refs_fp);
+        if twin_unchanged && self.twin.is_some() {
+            self.result.unchanged += 1;
+        } else if let Some((_, twin)) = &self.twin {
+            let twin_refs = twin.refs();
+            self.count(Check::Twin);
+            self.twin_changed = false;
+            self.twin_checked = Some(refs_fp);
+            match twin_refs {
+                Ok(t) if t != ours_refs => {
+                    let other = Snapshot {
+                        refs: t,
+                        logs: Default::default(),
+                    };
+                    let mine = Snapshot {
+                        refs: ours_refs,
+                        logs: Default::default(),
+                    };
+                    let d = mine.diff(&other, 10).join("\n");
+                    self.diverge(Check::Twin, "value mismatch", d);
+                    return;
+                }
+                Err(e) => {
+                    self.diverge(Check::Twin, "twin error", e);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        // git's view of its stack depends on nothing but the stack (the objects are fixed):
+        // an unchanged stack was checked already.
+        let fp = fingerprint(&theirs_tables);
+        if self.viewed == Some(fp) {
+            self.result.unchanged += 1;
+            return;
+        }
+        self.count(Check::GitView);
+        let repo = self.repo.path().to_path_buf();
+        match self.git_refs(&repo) {
+            Ok(view) => {
+                let expect = self.expected_git_view(&ours);
+                if view != expect {
+                    let missing: Vec<_> = expect
+                        .iter()
+                        .filter(|l| !view.contains(l))
+                        .take(5)
+                        .collect();
+                    let extra: Vec<_> = view
+                        .iter()
+                        .filter(|l| !expect.contains(l))
+                        .take(5)
+                        .collect();
+                    self.diverge(
+                        Check::GitView,
+                        "value mismatch",
+                        format!(
+                            "for-each-ref: expected but missing {missing:?}; unexpected {extra:?}"
+                        ),
+                    );
+                    return;
+                }
+                self.viewed = Some(fp);
+            }
+            Err(e) => self.diverge(Check::GitView, "git rejects stack", e),
+        }
+    }
+
+    /// `for-each-ref` lines (name, object, peeled, symref), root refs included where git can
+    /// list them.
+    fn git_refs(&self, repo: &Path) -> Result<Vec<String>, String> {
+        let mut args = vec!["for-each-ref"];
+        if self.env.profile.features.include_root_refs {
+            args.push("--include-root-refs");
+        }
+        args.push("--format=%(refname) %(objectname) %(*objectname) %(symref)");
+        let out = self.env.git.run(repo, &args, "", self.tick);
+        if !out.exit.success() {
+            return Err(format!("for-each-ref: {:?}: {}", out.exit, out.stderr));
+        }
+        Ok(out.stdout.lines().map(str::to_string).collect())
+    }
+
+    /// What `for-each-ref` shows for our refs: symrefs resolved to their final ref (dangling
+    /// and too deep ones hidden), peeled ids of annotated tags, one-level names other than
+    /// root refs hidden (and all of them without `--include-root-refs`).
+    fn expected_git_view(&self, ours: &Snapshot) -> Vec<String> {
+        let pool = &self.env.pool(self.hash).pool;
+        let root_refs = self.env.profile.features.include_root_refs;
+        let peel = |id: &str| {
+            pool.tags
+                .iter()
+                .find(|(t, _)| t.to_string() == id)
+                .map(|(_, p)| p.to_string())
+                .unwrap_or_default()
+        };
+        let mut out = Vec::new();
+        for (name, v) in &ours.refs {
+            let root = !name.contains('/');
+            if root && (!root_refs || (name != "HEAD" && !name.ends_with("_HEAD"))) {
+                continue;
+            }
+            let (oid, symref) = match v {
+                SValue::Oid(id, _) => (id.clone(), String::new()),
+                SValue::Symref(_) => match resolve(ours, name) {
+                    Some((id, last)) => (id, last),
+                    None => continue,
+                },
+            };
+            out.push(format!("{name} {oid} {} {symref}", peel(&oid)));
+        }
+        out
+    }
+
+    /// End-of-case checks: git's reflogs against ours, and git reading a copy of our stack.
+    pub fn finish(mut self) -> crate::case::CaseResult {
+        if self.diverged() {
+            return self.result;
+        }
+        let step_end = self.result.ops.len();
+        let ours = Snapshot::of_refdb(&self.db).unwrap_or_default();
+        let repo = self.repo.path().to_path_buf();
+        self.count(Check::GitReflogs);
+        if self.env.profile.features.reflog_list {
+            let list = self.env.git.run(&repo, &["reflog", "list"], "", self.tick);
+            let git_names: Vec<&str> = list.stdout.lines().collect();
+            let our_names: Vec<&str> = ours.logs.keys().map(String::as_str).collect();
+            if !list.exit.success() || git_names != our_names {
+                self.result.divergences.push(Divergence {
+                    step: step_end,
+                    check: Check::GitReflogs,
+                    class: "reflog mismatch".into(),
+                    detail: format!("git reflog list {git_names:?}, ours {our_names:?}"),
+                });
+                return self.result;
+            }
+        }
+        let theirs = self.git_reflogs(&repo, &ours);
+        let expect = self.expected_git_reflogs(&ours);
+        for (name, lines) in &theirs {
+            if expect.get(name) != Some(lines) {
+                let want = expect.get(name).cloned().unwrap_or_default();
+                let first = want
+                    .iter()
+                    .zip(lines)
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("expected {a:?}, git {b:?}"))
+                    .unwrap_or_else(|| format!("git's first line {:?}", lines.first()));
+                self.result.divergences.push(Divergence {
+                    step: step_end,
+                    check: Check::GitReflogs,
+                    class: "reflog mismatch".into(),
+                    detail: format!(
+                        "log -g {name}: {} lines expected, git {}; {first}",
+                        want.len(),
+                        lines.len()
+                    ),
+                });
+                return self.result;
+            }
+        }
+        self.count(Check::GitReadsOurs);
+        if let Err(e) = self.git_reads_ours(&ours, &theirs) {
+            self.result.divergences.push(Divergence {
+                step: step_end,
+                check: Check::GitReadsOurs,
+                class: "git rejects our stack".into(),
+                detail: e,
+            });
+        }
+        self.result
+    }
+
+    /// The reflogs `log -g` is compared on: HEAD and refs with a direct value. (For other
+    /// symrefs `log -g` picks a reflog by its DWIM rules; those are left to the byte and
+    /// reader checks.)
+    fn reflog_names<'s>(&self, ours: &'s Snapshot) -> Vec<&'s String> {
+        let pool = &self.env.pool(self.hash).pool;
+        let all_commits = |n: &String| {
+            ours.logs[n]
+                .iter()
+                .all(|e| ObjectId::from_hex(&e.new).is_some_and(|id| pool.commits.contains(&id)))
+        };
+        ours.logs
+            .keys()
+            // HEAD when detached or on a branch (`log -g HEAD` shows nothing when HEAD points
+            // elsewhere, e.g. into refs/notes/), and refs with a direct value.
+            .filter(|n| match ours.refs.get(*n) {
+                Some(SValue::Oid(..)) => true,
+                Some(SValue::Symref(t)) => *n == "HEAD" && t.starts_with("refs/heads/"),
+                None => false,
+            })
+            .filter(|n| all_commits(n))
+            // An empty reflog (existence marker only) makes `log -g` fall back to DWIM rules.
+            .filter(|n| !ours.logs[*n].is_empty())
+            .collect()
+    }
+
+    /// `log -g` of the candidate reflogs, for the names git can walk: one process for all of
+    /// them (each line's `%gD` says which reflog it is from), and one per name only when git
+    /// refuses the batch (a name that does not resolve).
+    fn git_reflogs(&self, repo: &Path, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
+        let names = self.reflog_names(ours);
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for chunk in names.chunks(400) {
+            let mut args = vec!["log", "-g", "--format=%gD %H %gs"];
+            args.extend(chunk.iter().map(|n| n.as_str()));
+            args.push("--");
+            let o = self.env.git.run(repo, &args, "", self.tick);
+            if o.exit.success() {
+                for n in chunk {
+                    out.insert(n.to_string(), Vec::new());
+                }
+                for line in o.stdout.lines() {
+                    let sel = line.split(' ').next().unwrap_or("");
+                    if let Some(lines) = selector_name(sel).and_then(|n| out.get_mut(n)) {
+                        lines.push(line.to_string());
+                    }
+                }
+                continue;
+            }
+            for name in chunk {
+                let o = self.env.git.run(
+                    repo,
+                    &["log", "-g", "--format=%gD %H %gs", name, "--"],
+                    "",
+                    self.tick,
+                );
+                if o.exit.success() {
+                    out.insert(
+                        name.to_string(),
+                        o.stdout.lines().map(str::to_string).collect(),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// What `log -g` shows for each candidate reflog, from our state.
+    fn expected_git_reflogs(&self, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
+        let mut out = BTreeMap::new();
+        for name in self.reflog_names(ours) {
+            // @{n} counts every entry git's backend yields, shown or not.
+            let lines = ours.logs[name]
+                .iter()
+                .enumerate()
+                .map(|(n, e)| {
+                    let msg = e.message.strip_suffix('\n').unwrap_or(&e.message);
+                    format!("{name}@{{{n}}} {} {msg}", e.new)
+                })
+                .collect();
+            out.insert(name.clone(), lines);
+        }
+        out
+    }
+
+    /// git on a copy of git's repository with our stack: it lists the same refs and reflogs
+    /// as on its own, and `pack-refs` works and changes no ref. When our tables are
+    /// byte-identical to git's (all but the random part of their names), git reading them
+    /// is git reading its own stack, which the other checks did: only `pack-refs` runs.
+    fn git_reads_ours(
+        &mut self,
+        ours: &Snapshot,
+        git_own_reflogs: &BTreeMap<String, Vec<String>>,
+    ) -> Result<(), String> {
+        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
+        let git_dir = scratch.path().join(".git");
+        copy_dir(&self.repo.path().join(".git"), &git_dir, Some("reftable"))?;
+        copy_dir(self.ours_dir.path(), &git_dir.join("reftable"), None)?;
+        let expect = self.expected_git_view(ours);
+        let identical = first_difference(
+            &tables(self.ours_dir.path()),
+            &tables(&self.repo.path().join(".git/reftable")),
+        )
+        .is_none();
+        let before = if identical {
+            self.result.unchanged += 2;
+            expect.clone()
+        } else {
+            self.git_refs(scratch.path())?
+        };
+        if before != expect {
+            return Err(format!(
+                "for-each-ref on our stack: {} lines, expected {}",
+                before.len(),
+                expect.len()
+            ));
+        }
+        if !identical && self.git_reflogs(scratch.path(), ours) != *git_own_reflogs {
+            return Err("git shows other reflogs on our stack than on its own".into());
+        }
+        let pack = self
+            .env
+            .git
+            .run(scratch.path(), &["pack-refs"], "", self.tick);
+        if !pack.exit.success() {
+            return Err(format!(
+                "pack-refs on our stack: {:?}: {}",
+                pack.exit, pack.stderr
+            ));
+        }
+        let after = self.git_refs(scratch.path())?;
+        if after != before {
+            return Err("refs changed across git pack-refs of our stack".into());
+        }
+        Ok(())
+    }
+}
+
+/// Resolve symref `name` in `s` as git does: at most [`SYMREF_READS`] reads; returns the
+/// object id and the last ref of the chain.
+pub fn resolve(s: &Snapshot, name: &str) -> Option<(String, String)> {
+    let mut n = name.to_string();
+    for _ in 0..SYMREF_READS {
+        match s.refs.get(&n)? {
+            SValue::Symref(t) => n = t.clone(),
+            SValue::Oid(id, _) => return Some((id.clone(), n)),
+        }
+    }
+    None
+}
+
+/// Copy a directory tree (regular files and directories; `skip` names one entry of `from`
+/// to leave out).
+pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for e in std::fs::read_dir(from).map_err(|e| e.to_string())? {
+        let e = e.map_err(|e| e.to_string())?;
+        let name = e.file_name();
+        if skip.is_some_and(|s| name == s) {
+            continue;
+        }
+        let p = e.path();
+        let meta = std::fs::symlink_metadata(&p).map_err(|e| e.to_string())?;
+        if meta.is_dir() {
+            copy_dir(&p, &to.join(&name), None)?;
+        } else if meta.is_file() {
+            std::fs::copy(&p, to.join(&name)).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(refs: &[(&str, &str)]) -> Snapshot {
+        let mut s = Snapshot::default();
+        for (n, v) in refs {
+            let v = match v.strip_prefix("ref:") {
+                Some(t) => SValue::Symref(t.to_string()),
+                None => SValue::Oid(v.to_string(), None),
+            };
+            s.refs.insert(n.to_string(), v);
+        }
+        s
+    }
+
+    /// git reads a ref at most five times while resolving: a chain of four symrefs resolves,
+    /// one of five does not (refs.c `refs_resolve_ref_unsafe`: `symref_count < SYMREF_MAXDEPTH`).
+    #[test]
+    fn symref_depth_is_gits() {
+        let s = snap(&[
+            ("s1", "ref:s2"),
+            ("s2", "ref:s3"),
+            ("s3", "ref:s4"),
+            ("s4", "ref:s5"),
+            ("s5", "ref:direct"),
+            ("direct", "1111"),
+        ]);
+        assert_eq!(resolve(&s, "s2"), Some(("1111".into(), "direct".into())));
+        assert_eq!(resolve(&s, "s1"), None);
+        assert_eq!(
+            resolve(&s, "direct"),
+            Some(("1111".into(), "direct".into()))
+        );
+        assert_eq!(resolve(&s, "missing"), None);
+    }
+
+    #[test]
+    fn log_selectors() {
+        assert_eq!(selector_name("HEAD@{0}"), Some("HEAD"));
+        assert_eq!(selector_name("refs/heads/a@b@{12}"), Some("refs/heads/a@b"));
+        assert_eq!(selector_name("refs/heads/x"), None);
+    }
+}

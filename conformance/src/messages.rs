@@ -1,0 +1,359 @@
+//! git's error messages, mapped to [`ErrClass`]es.
+//!
+//! Every wording git used from 2.45 to master for the refusals the gate provokes, as git's
+//! own format strings (`%s` stands for any text), with the versions that print it and where
+//! it comes from. A message no entry matches is *unclassified*: the gate reports it with its
+//! text (so this table can be extended) and never takes it for a match.
+//!
+//! Entries are tried in order, so a specific wording comes before a general one that would
+//! also match it.
+
+use crate::verdict::ErrClass;
+
+/// One wording of one refusal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wording {
+    /// What the message means.
+    pub class: ErrClass,
+    /// git's format string; `%s` matches any text (possibly empty) within one line.
+    pub format: &'static str,
+    /// The gits that print it.
+    pub versions: &'static str,
+    /// Where in git's source it comes from, and the commit that introduced or changed it.
+    pub origin: &'static str,
+}
+
+use ErrClass::*;
+
+/// The table.
+pub const WORDINGS: &[Wording] = &[
+    // Names: checked when update-ref reads a line (`ref_transaction_update`).
+    Wording {
+        class: BadName,
+        format: "refusing to update ref with bad name '%s'",
+        versions: "*",
+        origin: "refs.c ref_transaction_update",
+    },
+    Wording {
+        class: BadName,
+        format: "refusing to update pseudoref '%s'",
+        versions: ">= 2.46.0",
+        origin: "refs.c ref_transaction_update",
+    },
+    Wording {
+        class: BadName,
+        format: "refusing to update reflog with bad name '%s'",
+        versions: ">= 2.48.0",
+        origin: "refs.c ref_transaction_update_reflog",
+    },
+    Wording {
+        class: BadName,
+        format: "refusing to update reflog for pseudoref '%s'",
+        versions: ">= 2.48.0",
+        origin: "refs.c ref_transaction_update_reflog",
+    },
+    Wording {
+        class: BadName,
+        format: "symref-update %s: invalid ref: %s",
+        versions: ">= 2.46.0",
+        origin: "builtin/update-ref.c parse_cmd_symref_update (old target given as `ref <name>`)",
+    },
+    Wording {
+        class: BadName,
+        format: "invalid ref format: %s",
+        versions: "*",
+        origin: "builtin/update-ref.c parse_refname / symref targets",
+    },
+    // Duplicates: the sorted list of affected names (`ref_update_reject_duplicates`) and the
+    // reftable backend's symref and HEAD splitting.
+    Wording {
+        class: Duplicate,
+        format: "multiple updates for ref '%s' not allowed",
+        versions: "*",
+        origin: "refs.c ref_update_reject_duplicates",
+    },
+    Wording {
+        class: Duplicate,
+        format: "multiple updates for 'HEAD' (including one via its referent '%s') are not allowed",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare (HEAD split)",
+    },
+    Wording {
+        class: Duplicate,
+        format: "multiple updates for '%s' (including one via symref '%s') are not allowed",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare (symref split)",
+    },
+    // D/F conflicts: `refs_verify_refname_available` (per update up to 2.49, batched after
+    // the per-update checks since 2.50).
+    Wording {
+        class: DfConflict,
+        format: "'%s' exists; cannot create '%s'",
+        versions: "*",
+        origin: "refs.c refs_verify_refname(s)_available",
+    },
+    Wording {
+        class: DfConflict,
+        format: "cannot process '%s' and '%s' at the same time",
+        versions: "*",
+        origin: "refs.c refs_verify_refname(s)_available",
+    },
+    // Objects: checked in the backend's prepare up to 2.54, when an update is queued since.
+    Wording {
+        class: MissingObject,
+        format: "trying to write ref '%s' with nonexistent object %s",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare; refs.c ref_transaction_update",
+    },
+    Wording {
+        class: NonCommit,
+        format: "trying to write non-commit object %s to branch '%s'",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare; refs.c ref_transaction_update",
+    },
+    // Old values.
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': unable to resolve reference '%s'",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare (missing ref expected to exist)",
+    },
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': reference already exists",
+        versions: "*",
+        origin: "refs.c ref_update_check_old_target / backend old-oid check",
+    },
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': reference is missing but expected %s",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare",
+    },
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': is at %s but expected %s",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare; refs.c ref_update_check_old_target",
+    },
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': expected symref with target '%s': but is a regular ref",
+        versions: ">= 2.46.0",
+        origin: "refs.c ref_update_check_old_target",
+    },
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': dangling symref already exists",
+        versions: ">= 2.52.0",
+        origin: "refs/reftable-backend.c prepare_single_update (450fc2bace: no-deref write expecting no ref, of a dangling symref)",
+    },
+    Wording {
+        class: OldValue,
+        format: "cannot lock ref '%s': error reading reference",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare (no-deref symref that does not resolve)",
+    },
+    Wording {
+        class: OldValue,
+        format: "verifying symref target: '%s': is at %s but expected %s",
+        versions: ">= 2.46.0",
+        origin: "refs.c ref_update_check_old_target",
+    },
+    Wording {
+        class: OldValue,
+        format: "verifying symref target: '%s': reference is missing but expected %s",
+        versions: ">= 2.46.0",
+        origin: "refs.c ref_update_check_old_target",
+    },
+    // Storage and locks.
+    Wording {
+        class: EntryTooLarge,
+        format: "reftable: transaction %s: entry too large",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare / transaction_finish (REFTABLE_ENTRY_TOO_BIG_ERROR: a record larger than a block)",
+    },
+    Wording {
+        class: Lock,
+        format: "reftable: transaction %s: data is locked",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare / finish (REFTABLE_LOCK_ERROR)",
+    },
+    Wording {
+        class: Lock,
+        format: "cannot lock references",
+        versions: "*",
+        origin: "refs/reftable-backend.c prepare_transaction_update (tables.list.lock held; waits reftable.lockTimeout since 2.47)",
+    },
+    // Reflogs: `git reflog expire` / `git reflog delete` on a ref without one.
+    Wording {
+        class: NoReflog,
+        format: "%s points nowhere!",
+        versions: "< 2.50.0",
+        origin: "builtin/reflog.c cmd_reflog_expire / reflog.c reflog_delete",
+    },
+    Wording {
+        class: NoReflog,
+        format: "not a reflog: %s",
+        versions: "*",
+        origin: "reflog.c reflog_delete (`git reflog delete` of a name without `@{...}`)",
+    },
+    Wording {
+        class: NoReflog,
+        format: "no reflog for '%s'",
+        versions: "*",
+        origin: "reflog.c reflog_delete (`git reflog delete` of a ref without a reflog)",
+    },
+    Wording {
+        class: NoReflog,
+        format: "reflog could not be found: '%s'",
+        versions: ">= 2.50.0",
+        origin: "builtin/reflog.c, reflog.c",
+    },
+];
+
+/// Refusals git reports by exit status alone: the reflog commands return the reftable
+/// library's negative error code, which the process exits with (256 + code), and print
+/// nothing (refs/reftable-backend.c `reftable_be_reflog_expire`).
+pub const SILENT_EXITS: &[(i32, ErrClass, &str)] = &[
+    (
+        245,
+        EntryTooLarge,
+        "REFTABLE_ENTRY_TOO_BIG_ERROR (-11) from reflog expire/delete: a kept entry does not fit a block",
+    ),
+    (251, Lock, "REFTABLE_LOCK_ERROR (-5) from reflog expire/delete"),
+];
+
+/// The class of a failed command that exited with `code` and printed `stderr`: by its
+/// message, or by its exit status when it printed nothing.
+pub fn classify_exit(code: i32, stderr: &str) -> Option<ErrClass> {
+    if stderr.trim().is_empty() {
+        return SILENT_EXITS
+            .iter()
+            .find(|(c, _, _)| *c == code)
+            .map(|(_, class, _)| *class);
+    }
+    classify(stderr)
+}
+
+/// Whether `line` has the literal pieces of `format` (split at `%s`) in order, the first at
+/// the start of the message (after git's `fatal: ` / `error: ` / `prepare: ` prefixes).
+fn matches(format: &str, line: &str) -> bool {
+    let mut pieces = format.split("%s");
+    let first = pieces.next().unwrap_or("");
+    let Some(start) = line.find(first) else {
+        return false;
+    };
+    let mut rest = &line[start + first.len()..];
+    let pieces: Vec<&str> = pieces.collect();
+    for (i, p) in pieces.iter().enumerate() {
+        if p.is_empty() {
+            continue;
+        }
+        // The last piece must end the line (so `%s points nowhere!` matches whole names).
+        let at = if i + 1 == pieces.len() {
+            rest.rfind(p)
+        } else {
+            rest.find(p)
+        };
+        match at {
+            Some(at) => rest = &rest[at + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The wording of git's `stderr`: the first entry matching one of its lines.
+pub fn wording(stderr: &str) -> Option<&'static Wording> {
+    WORDINGS
+        .iter()
+        .find(|w| stderr.lines().any(|line| matches(w.format, line)))
+}
+
+/// The class of git's `stderr`, `None` when no wording matches.
+pub fn classify(stderr: &str) -> Option<ErrClass> {
+    wording(stderr).map(|w| w.class)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One message of each wording, as git prints it.
+    fn instance(format: &str) -> String {
+        let mut n = 0;
+        let mut out = String::from("fatal: ");
+        for (i, piece) in format.split("%s").enumerate() {
+            if i > 0 {
+                n += 1;
+                out.push_str(&format!("refs/heads/x{n}"));
+            }
+            out.push_str(piece);
+        }
+        out.push('\n');
+        out
+    }
+
+    #[test]
+    fn every_wording_maps_to_its_class() {
+        for w in WORDINGS {
+            let msg = instance(w.format);
+            let found = wording(&msg).expect("classified");
+            assert_eq!(
+                found.class, w.class,
+                "{msg:?} is {:?} by {:?}",
+                found.class, found.format
+            );
+            crate::version::VersionRange::parse(w.versions).expect("a version range");
+        }
+    }
+
+    #[test]
+    fn messages_seen_from_git() {
+        let cases = [
+            ("error: a points nowhere!\n", NoReflog),
+            ("error: reflog could not be found: 'refs/heads/topic'\n", NoReflog),
+            (
+                "fatal: prepare: cannot lock ref 'refs/heads/a': reference already exists\n",
+                OldValue,
+            ),
+            (
+                "fatal: prepare: 'refs/heads/b' exists; cannot create 'refs/heads/b/c/d'\n",
+                DfConflict,
+            ),
+            (
+                "fatal: trying to write non-commit object 4b825dc642cb6eb9a060e54bf8d69288fbee4904 to branch 'refs/heads/a'\n",
+                NonCommit,
+            ),
+            (
+                "fatal: prepare: cannot lock ref 'refs/heads/x': is at 1111 but expected 2222\n",
+                OldValue,
+            ),
+        ];
+        for (msg, class) in cases {
+            assert_eq!(classify(msg), Some(class), "{msg}");
+        }
+    }
+
+    #[test]
+    fn silent_exits() {
+        assert_eq!(classify_exit(245, ""), Some(EntryTooLarge));
+        assert_eq!(
+            classify_exit(245, "error: no reflog for 'x@{1}'\n"),
+            Some(NoReflog)
+        );
+        assert_eq!(classify_exit(1, ""), None);
+    }
+
+    #[test]
+    fn unknown_messages_are_unclassified() {
+        assert_eq!(classify("fatal: the moon is made of cheese\n"), None);
+        assert_eq!(classify(""), None);
+        // A known prefix alone is not enough.
+        assert_eq!(
+            classify("fatal: cannot lock ref 'refs/heads/x': gremlins\n"),
+            None
+        );
+    }
+}

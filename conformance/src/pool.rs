@@ -1,0 +1,102 @@
+//! The objects a case's refs point at: one bare repository per hash with commits, annotated
+//! tags and a tree, shared by every case of a run through git alternates, and the answers the
+//! library and the model get about them.
+
+use std::path::{Path, PathBuf};
+
+use reftable::refdb::{ObjectKind, ObjectLookup};
+use reftable::{HashId, ObjectId};
+
+use crate::gen::Pool;
+use crate::git::{Git, BASE_TIME, EMAIL, NAME};
+use crate::model::Objects;
+
+/// Objects of one hash, shared by every case of a run through git alternates.
+pub struct ObjectPool {
+    /// The pool's `objects` directory.
+    pub objects_dir: PathBuf,
+    /// The ids.
+    pub pool: Pool,
+}
+
+impl ObjectPool {
+    /// Create a bare repository with commits, annotated tags and a tree.
+    pub fn create(git: &Git, dir: &Path, hash: HashId) -> Result<ObjectPool, String> {
+        let repo = dir.join(format!("pool-{}", hash.name()));
+        let repo_s = repo.to_str().ok_or("non-UTF-8 temp path")?;
+        git.ok(
+            dir,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                &format!("--object-format={}", hash.name()),
+                repo_s,
+            ],
+            "",
+        )?;
+        let tree = git.ok(&repo, &["mktree"], "")?.trim().to_string();
+        let mut commits = Vec::new();
+        let mut parent: Option<String> = None;
+        for i in 0..6 {
+            let mut args = vec!["commit-tree".to_string(), tree.clone()];
+            if let Some(p) = &parent {
+                args.push("-p".into());
+                args.push(p.clone());
+            }
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let c = git
+                .ok(&repo, &a, &format!("commit {i}\n"))?
+                .trim()
+                .to_string();
+            commits.push(ObjectId::from_hex(&c).ok_or("bad commit id")?);
+            parent = Some(c);
+        }
+        let mut tags = Vec::new();
+        for (i, target) in [commits[1], commits[4]].into_iter().enumerate() {
+            let text = format!(
+                "object {target}\ntype commit\ntag tag{i}\ntagger {NAME} <{EMAIL}> {BASE_TIME} -0700\n\nannotated {i}\n"
+            );
+            let t = git.ok(&repo, &["mktag"], &text)?.trim().to_string();
+            tags.push((ObjectId::from_hex(&t).ok_or("bad tag id")?, target));
+        }
+        let mut missing = vec![0xdb; hash.size()];
+        missing[0] = 0x01;
+        Ok(ObjectPool {
+            objects_dir: repo.join("objects"),
+            pool: Pool {
+                commits,
+                tags,
+                tree: ObjectId::from_hex(&tree).ok_or("bad tree id")?,
+                missing: ObjectId::from_bytes(&missing).expect("size"),
+            },
+        })
+    }
+}
+
+/// [`ObjectLookup`] and [`Objects`] over a pool.
+pub struct PoolObjects<'a>(pub &'a Pool);
+
+impl ObjectLookup for PoolObjects<'_> {
+    fn lookup(&self, id: &ObjectId) -> ObjectKind {
+        if self.0.commits.contains(id) {
+            ObjectKind::Commit
+        } else if let Some((_, p)) = self.0.tags.iter().find(|(t, _)| t == id) {
+            ObjectKind::Tag { peeled: *p }
+        } else if *id == self.0.tree {
+            ObjectKind::Other
+        } else {
+            ObjectKind::Missing
+        }
+    }
+}
+
+impl Objects for PoolObjects<'_> {
+    fn is_commit(&self, id: &ObjectId) -> Option<bool> {
+        match self.lookup(id) {
+            ObjectKind::Missing => None,
+            ObjectKind::Commit => Some(true),
+            _ => Some(false),
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! What the git under test does, found by trying it once at start in a few tiny repositories
+//! rather than by reading its version number: which commands and options it has, the order
+//! in which it checks a transaction, and a few behaviours that changed between releases.
+//!
+//! The gate uses the profile to ask git only what it can answer (`--include-root-refs`,
+//! `reflog list`), and the report shows it per git, so a difference between two gits'
+//! results can be traced to what they do differently.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::git::Git;
+use crate::messages;
+use crate::verdict::ErrClass;
+use crate::version::GitVersion;
+
+/// Commands and options the git has.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Features {
+    /// `git reflog list` (2.45).
+    pub reflog_list: bool,
+    /// `git for-each-ref --include-root-refs` (2.45).
+    pub include_root_refs: bool,
+    /// `git refs migrate` (2.46).
+    pub refs_migrate: bool,
+    /// `git refs verify` (2.47).
+    pub refs_verify: bool,
+    /// `git update-ref --batch-updates` (2.50).
+    pub batch_updates: bool,
+    /// `git reflog drop` (2.50).
+    pub reflog_drop: bool,
+    /// `symref-create`, `symref-update`, `symref-delete`, `symref-verify` in
+    /// `update-ref --stdin` (2.46).
+    pub symref_commands: bool,
+    /// `reftable.blockSize`, `reftable.restartInterval`, `reftable.indexObjects` are
+    /// honoured (2.46; 2.45 ignores them and writes 4096-byte blocks).
+    pub reftable_config: bool,
+}
+
+/// The probed profile of one git.
+#[derive(Clone, Debug, Serialize)]
+pub struct Profile {
+    /// `git version`.
+    pub version: String,
+    /// `git version --build-options`.
+    pub build_options: String,
+    /// The commit it was built from, when it says.
+    pub commit: Option<String>,
+    /// Commands and options.
+    pub features: Features,
+    /// A transaction with a wrong old value on its first update and a non-commit object for
+    /// a branch on its second is refused for the object (objects are checked when an update
+    /// is queued), not for the old value (checked in order, in the backend's prepare).
+    pub objects_checked_when_queued: bool,
+    /// A transaction whose first update has a D/F conflict and whose second expects a
+    /// missing ref is refused for the old value: D/F checks run after the per-update checks.
+    pub df_checks_batched: bool,
+    /// Writing a tree through a symref that points at a branch is refused (the non-commit
+    /// check applies to the ref that is written, not only to the name given).
+    pub non_commit_through_symref_refused: bool,
+    /// A `tables.list` without its final newline makes the stack unreadable.
+    pub tables_list_needs_newline: bool,
+    /// `option no-deref` + `create` of a ref that is a dangling symref is refused ("dangling
+    /// symref already exists", 2.52) instead of overwriting the symref.
+    pub dangling_symref_protected: bool,
+    /// `for-each-ref --include-root-refs` lists symbolic root refs such as a symbolic
+    /// `ORIG_HEAD` (2.46 decides by name; 2.45 shows only those with a direct value).
+    pub symbolic_root_refs_listed: bool,
+    /// What `git reflog expire` says about a ref without a reflog.
+    pub no_reflog_message: String,
+    /// Probes whose outcome was not one of the expected ones (each with what git said).
+    pub surprises: Vec<String>,
+}
+
+impl Profile {
+    /// The git's version, parsed.
+    pub fn git_version(&self) -> GitVersion {
+        GitVersion::parse(&self.version).unwrap_or_else(|| GitVersion::parse("0").expect("0"))
+    }
+
+    /// One line for reports.
+    pub fn summary(&self) -> String {
+        let f = &self.features;
+        let mut on = Vec::new();
+        for (b, name) in [
+            (f.reflog_list, "reflog list"),
+            (f.include_root_refs, "--include-root-refs"),
+            (f.refs_migrate, "refs migrate"),
+            (f.refs_verify, "refs verify"),
+            (f.batch_updates, "--batch-updates"),
+            (f.reflog_drop, "reflog drop"),
+            (f.symref_commands, "symref-* commands"),
+            (f.reftable_config, "reftable.* config"),
+            (
+                self.objects_checked_when_queued,
+                "objects checked when queued",
+            ),
+            (self.df_checks_batched, "D/F checks batched"),
+            (
+                self.non_commit_through_symref_refused,
+                "non-commit through symref refused",
+            ),
+            (
+                self.tables_list_needs_newline,
+                "tables.list needs its newline",
+            ),
+            (self.dangling_symref_protected, "dangling symrefs protected"),
+            (self.symbolic_root_refs_listed, "symbolic root refs listed"),
+        ] {
+            if b {
+                on.push(name);
+            }
+        }
+        on.join(", ")
+    }
+}
+
+struct Probe<'g> {
+    git: &'g Git,
+    dir: tempfile::TempDir,
+}
+
+impl Probe<'_> {
+    fn run(&self, repo: &Path, args: &[&str], stdin: &str) -> crate::git::Output {
+        self.git.run(repo, args, stdin, 0)
+    }
+
+    /// A reftable repository with `refs/heads/main` and `refs/heads/a` at a commit;
+    /// returns (path, commit, tree).
+    fn repo(&self, name: &str) -> Result<(std::path::PathBuf, String, String), String> {
+        let repo = self.dir.path().join(name);
+        let r = repo.to_str().ok_or("non-UTF-8 temp path")?;
+        self.git.ok(
+            self.dir.path(),
+            &["init", "-q", "--ref-format=reftable", "-b", "main", r],
+            "",
+        )?;
+        let tree = self.git.ok(&repo, &["mktree"], "")?.trim().to_string();
+        let commit = self
+            .git
+            .ok(&repo, &["commit-tree", &tree], "probe\n")?
+            .trim()
+            .to_string();
+        let stdin = format!("create refs/heads/main {commit}\ncreate refs/heads/a {commit}\n");
+        self.git.ok(&repo, &["update-ref", "--stdin"], &stdin)?;
+        Ok((repo, commit, tree))
+    }
+
+    /// The class git refuses `stdin` (an update-ref --stdin transaction) with.
+    fn refusal(&self, repo: &Path, stdin: &str) -> (Option<ErrClass>, String) {
+        let o = self.run(repo, &["update-ref", "--stdin"], stdin);
+        if o.exit.success() {
+            return (None, "accepted".into());
+        }
+        (messages::classify(&o.stderr), o.stderr.trim().to_string())
+    }
+
+    /// Whether `args -h`, run in `repo`, prints a usage naming `needle`.
+    fn has(&self, repo: &Path, args: &[&str], needle: &str) -> bool {
+        let mut a = args.to_vec();
+        a.push("-h");
+        let o = self.run(repo, &a, "");
+        o.stdout.contains(needle) || o.stderr.contains(needle)
+    }
+}
+
+/// Probe `git`. Fails only when git cannot make the probe repositories at all.
+pub fn probe(git: &Git) -> Result<Profile, String> {
+    let p = Probe {
+        git,
+        dir: tempfile::tempdir().map_err(|e| e.to_string())?,
+    };
+    let mut surprises = Vec::new();
+    let build_options = p
+        .run(p.dir.path(), &["version", "--build-options"], "")
+        .stdout;
+    let commit = build_options
+        .lines()
+        .find_map(|l| l.strip_prefix("built from commit: "))
+        .map(|s| s.trim().to_string());
+    let (repo, commit_id, tree) = p.repo("order")?;
+    let symref_commands = p
+        .run(
+            &repo,
+            &["update-ref", "--stdin"],
+            "option no-deref\nsymref-verify refs/heads/nope\n",
+        )
+        .exit
+        .success();
+    let features = Features {
+        reflog_list: p.run(&repo, &["reflog", "list"], "").exit.success(),
+        include_root_refs: p
+            .run(&repo, &["for-each-ref", "--include-root-refs"], "")
+            .exit
+            .success(),
+        refs_migrate: p.has(&repo, &["refs", "migrate"], "git refs migrate"),
+        refs_verify: p.has(&repo, &["refs", "verify"], "git refs verify"),
+        batch_updates: p.has(&repo, &["update-ref"], "--batch-updates"),
+        reflog_drop: p.has(&repo, &["reflog", "drop"], "git reflog drop"),
+        symref_commands,
+        reftable_config: reftable_config(&p)?,
+    };
+
+    // Wrong old value first, then a tree for a branch.
+    let (class, said) = p.refusal(
+        &repo,
+        &format!("update refs/heads/main {commit_id} {tree}\nupdate refs/heads/b {tree}\n"),
+    );
+    let objects_checked_when_queued = match class {
+        Some(ErrClass::NonCommit) => true,
+        Some(ErrClass::OldValue) => false,
+        _ => {
+            surprises.push(format!("order of object and old-value checks: {said}"));
+            false
+        }
+    };
+    // A D/F conflict first, then a missing ref expected to exist.
+    let (class, said) = p.refusal(
+        &repo,
+        &format!(
+            "create refs/heads/a/b {commit_id}\nupdate refs/heads/nope {commit_id} {commit_id}\n"
+        ),
+    );
+    let df_checks_batched = match class {
+        Some(ErrClass::OldValue) => true,
+        Some(ErrClass::DfConflict) => false,
+        _ => {
+            surprises.push(format!("order of D/F and old-value checks: {said}"));
+            false
+        }
+    };
+    // A tree through a symref to a branch.
+    p.git.ok(
+        &repo,
+        &["symbolic-ref", "refs/custom/s", "refs/heads/a"],
+        "",
+    )?;
+    let (class, said) = p.refusal(&repo, &format!("update refs/custom/s {tree}\n"));
+    let non_commit_through_symref_refused = match class {
+        Some(ErrClass::NonCommit) => true,
+        None if said == "accepted" => false,
+        _ => {
+            surprises.push(format!("a tree written through a symref: {said}"));
+            true
+        }
+    };
+    let expire = p.run(
+        &repo,
+        &["reflog", "expire", "--expire=all", "refs/heads/nope"],
+        "",
+    );
+    let no_reflog_message = expire.stderr.trim().to_string();
+    if messages::classify(&expire.stderr) != Some(ErrClass::NoReflog) {
+        surprises.push(format!(
+            "reflog expire of a missing reflog: exit {:?}, {no_reflog_message:?}",
+            expire.exit
+        ));
+    }
+
+    // A dangling symref, then a no-deref create of it.
+    p.git.ok(
+        &repo,
+        &["symbolic-ref", "refs/custom/dangling", "refs/heads/nope"],
+        "",
+    )?;
+    let (class, said) = p.refusal(
+        &repo,
+        &format!("option no-deref\ncreate refs/custom/dangling {commit_id}\n"),
+    );
+    let dangling_symref_protected = match class {
+        Some(ErrClass::OldValue) => true,
+        None if said == "accepted" => false,
+        _ => {
+            surprises.push(format!("no-deref create of a dangling symref: {said}"));
+            false
+        }
+    };
+    p.git
+        .ok(&repo, &["symbolic-ref", "ORIG_HEAD", "refs/heads/main"], "")?;
+    let listed = p.run(
+        &repo,
+        &["for-each-ref", "--include-root-refs", "--format=%(refname)"],
+        "",
+    );
+    let symbolic_root_refs_listed = listed.stdout.lines().any(|l| l == "ORIG_HEAD");
+
+    let (repo, _, _) = p.repo("newline")?;
+    let list = repo.join(".git/reftable/tables.list");
+    let text = std::fs::read_to_string(&list).map_err(|e| e.to_string())?;
+    std::fs::write(&list, text.trim_end_matches('\n')).map_err(|e| e.to_string())?;
+    let read = p.run(
+        &repo,
+        &["rev-parse", "--verify", "-q", "refs/heads/main"],
+        "",
+    );
+    let tables_list_needs_newline = !read.exit.success();
+
+    Ok(Profile {
+        version: git.version().to_string(),
+        build_options: build_options.trim().to_string(),
+        commit,
+        features,
+        objects_checked_when_queued,
+        df_checks_batched,
+        non_commit_through_symref_refused,
+        tables_list_needs_newline,
+        dangling_symref_protected,
+        symbolic_root_refs_listed,
+        no_reflog_message,
+        surprises,
+    })
+}
+
+/// Whether git writes tables with a configured block size.
+fn reftable_config(p: &Probe) -> Result<bool, String> {
+    let repo = p.dir.path().join("config");
+    let r = repo.to_str().ok_or("non-UTF-8 temp path")?;
+    p.git.ok(
+        p.dir.path(),
+        &["init", "-q", "--ref-format=reftable", r],
+        "",
+    )?;
+    p.git
+        .ok(&repo, &["config", "reftable.blockSize", "1024"], "")?;
+    let tree = p.git.ok(&repo, &["mktree"], "")?.trim().to_string();
+    let commit = p.git.ok(&repo, &["commit-tree", &tree], "probe\n")?;
+    p.git
+        .ok(&repo, &["update-ref", "refs/heads/x", commit.trim()], "")?;
+    let stack = repo.join(".git/reftable");
+    let list = std::fs::read_to_string(stack.join("tables.list")).map_err(|e| e.to_string())?;
+    let last = list.lines().last().ok_or("empty tables.list")?;
+    let bytes = std::fs::read(stack.join(last)).map_err(|e| e.to_string())?;
+    let block_size = bytes
+        .get(5..8)
+        .map(|b| u32::from_be_bytes([0, b[0], b[1], b[2]]))
+        .ok_or("short table")?;
+    Ok(block_size == 1024)
+}

@@ -1,0 +1,296 @@
+//! A gate run: generated cases on every git under test, divergences written as case
+//! directories and minimized, known git defects told apart, one report section per git.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::case::{run_concrete, run_generated, CaseResult, Check, Env};
+use crate::casedir::{self, CaseFile};
+use crate::expected::ExpectedSet;
+use crate::ops::Op;
+use crate::report::{add_comparisons, DivergenceRecord, GitDefect, GitSection, Report};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Cases per git.
+    pub cases: u64,
+    /// Operations per case.
+    pub ops: usize,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Parallel jobs.
+    pub jobs: usize,
+    /// Shard (k, n), 1-based.
+    pub shard: (u64, u64),
+    /// Where divergent cases go.
+    pub out: PathBuf,
+    /// Minimize divergent cases.
+    pub minimize: bool,
+}
+
+/// A divergent case waiting for minimization.
+struct Pending {
+    git: usize,
+    record: usize,
+    dir: PathBuf,
+}
+
+/// Run the gate on every env. Progress (and a first notice of each divergence) goes to
+/// stderr on a terminal; the caller prints the report's divergence lines at the end.
+pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
+    let (k, n) = cfg.shard;
+    let terminal = std::io::stderr().is_terminal();
+    let mut report = Report {
+        git_version: envs
+            .first()
+            .map(|e| e.git.version().to_string())
+            .unwrap_or_default(),
+        seed: cfg.seed,
+        shard: format!("{k}/{n}"),
+        expected_file: known.path.display().to_string(),
+        ..Default::default()
+    };
+    for env in envs {
+        let p = &env.profile;
+        let stale = known.stale(env);
+        report.stale_expected += stale.len() as u64;
+        report.gits.push(GitSection {
+            path: env.git.bin().display().to_string(),
+            version: p.version.clone(),
+            build_options: p.build_options.clone(),
+            commit: p.commit.clone(),
+            profile: Some(p.clone()),
+            stale_expected: stale,
+            ..Default::default()
+        });
+    }
+    let indices: Vec<u64> = (0..cfg.cases).filter(|i| i % n == k - 1).collect();
+    let work: Vec<(u64, usize)> = indices
+        .iter()
+        .flat_map(|&i| (0..envs.len()).map(move |g| (i, g)))
+        .collect();
+    let bar = indicatif::ProgressBar::new(work.len() as u64);
+    if terminal {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {msg} [{elapsed}]")
+                .expect("template"),
+        );
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let next = AtomicUsize::new(0);
+    let shared = Mutex::new((report, Vec::<Pending>::new()));
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..cfg.jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&(index, g)) = work.get(i) else {
+                    break;
+                };
+                let env = &envs[g];
+                let t = Instant::now();
+                let result = match run_generated(env, cfg.seed, index, cfg.ops) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!(
+                            "conformance: git {}: case {index}: setup failed: {e}",
+                            env.git.version()
+                        );
+                        std::process::exit(2);
+                    }
+                };
+                let secs = t.elapsed().as_secs_f64();
+                let version = env.profile.git_version();
+                let case = format!("seed{}-case{index}", cfg.seed);
+                let mut records = Vec::new();
+                let mut defects = Vec::new();
+                for d in &result.divergences {
+                    let known_as = known.matching(&version, d);
+                    records.push(DivergenceRecord {
+                        case: case.clone(),
+                        git: env.git.version().to_string(),
+                        git_path: env.git.bin().display().to_string(),
+                        check: format!("{:?}", d.check).to_lowercase(),
+                        class: d.class.clone(),
+                        step: d.step,
+                        detail: d.detail.clone(),
+                        ops: result.ops.len(),
+                        expected: known_as.map(|e| e.id.clone()),
+                        ..Default::default()
+                    });
+                    if let Some(e) = known_as {
+                        defects.push(e.clone());
+                    }
+                }
+                let unexpected = records.iter().filter(|r| r.expected.is_none()).count();
+                let mut dir = None;
+                if unexpected > 0 {
+                    let d = case_dir(&cfg.out, &case, envs.len(), g, env);
+                    write_case(env, &d, cfg.seed, Some(index), &result);
+                    for r in records.iter_mut() {
+                        r.case_dir = d.display().to_string();
+                    }
+                    dir = Some(d);
+                }
+                let mut guard = shared.lock().expect("lock");
+                let (r, pending) = &mut *guard;
+                let sec = &mut r.gits[g];
+                sec.cases += 1;
+                sec.operations += result.ops.len() as u64;
+                sec.case_seconds += secs;
+                sec.unchanged_skipped += result.unchanged;
+                sec.unexpected_divergences += unexpected as u64;
+                sec.expected_divergences += (records.len() - unexpected) as u64;
+                add_comparisons(&mut sec.comparisons, &result.comparisons);
+                for e in defects {
+                    add_defect(r, env, known, &e);
+                }
+                for rec in records {
+                    if rec.expected.is_none() {
+                        // On a terminal, a first notice now; every line (minimized) is
+                        // printed at the end of the run.
+                        bar.println(rec.line());
+                        if let Some(d) = &dir {
+                            pending.push(Pending {
+                                git: g,
+                                record: r.divergences.len(),
+                                dir: d.clone(),
+                            });
+                        }
+                    }
+                    r.divergences.push(rec);
+                }
+                let total: u64 = r.gits.iter().map(|x| x.unexpected_divergences).sum();
+                bar.set_message(format!("{total} unexpected"));
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let (mut report, pending) = shared.into_inner().expect("lock");
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    report.cases = indices.len() as u64;
+    report.operations = report.gits.iter().map(|g| g.operations).sum();
+    report.operations_per_second = report.operations as f64 / report.wall_seconds.max(1e-9);
+    let jobs = cfg.jobs.max(1) as f64;
+    for g in &mut report.gits {
+        // This git's share of the jobs' time: its case seconds spread over the jobs.
+        g.operations_per_second = g.operations as f64 * jobs / g.case_seconds.max(1e-9);
+    }
+    report.unexpected_divergences = report.gits.iter().map(|g| g.unexpected_divergences).sum();
+    report.expected_divergences = report.gits.iter().map(|g| g.expected_divergences).sum();
+    if cfg.minimize && !pending.is_empty() {
+        let t = Instant::now();
+        for p in pending {
+            if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir) {
+                let r = &mut report.divergences[p.record];
+                r.minimized_ops = ops.iter().map(Op::summary).collect();
+                r.case_dir = format!("{} (minimized: {})", p.dir.display(), min_dir.display());
+            }
+        }
+        report.minimize_seconds = t.elapsed().as_secs_f64();
+    }
+    report
+}
+
+fn case_dir(out: &Path, case: &str, gits: usize, g: usize, env: &Env) -> PathBuf {
+    if gits == 1 {
+        out.join(case)
+    } else {
+        let v: String = env
+            .git
+            .version()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        out.join(format!("{case}-git{g}-{v}"))
+    }
+}
+
+/// Write the case directory of `result`.
+pub fn write_case(env: &Env, dir: &Path, seed: u64, index: Option<u64>, result: &CaseResult) {
+    let options = result.options.expect("set");
+    let file = CaseFile {
+        seed: Some(seed),
+        index,
+        options,
+        ops: result.ops.clone(),
+        divergences: result.divergences.clone(),
+        git_version: env.git.version().to_string(),
+        git: Some(env.git.bin().display().to_string()),
+    };
+    let _ = casedir::write(dir, &file, result, None, Some(env.pool(options.hash())));
+}
+
+fn add_defect(r: &mut Report, env: &Env, known: &ExpectedSet, e: &crate::expected::Expected) {
+    let git = env.git.version().to_string();
+    if let Some(d) = r
+        .git_defects
+        .iter_mut()
+        .find(|d| d.id == e.id && d.git == git)
+    {
+        d.cases += 1;
+        return;
+    }
+    let reproducer = if e.reproducer.is_empty() {
+        String::new()
+    } else {
+        std::fs::read_to_string(known.resolve(&e.reproducer)).unwrap_or_else(|err| {
+            format!(
+                "# cannot read {}: {err}\n",
+                known.resolve(&e.reproducer).display()
+            )
+        })
+    };
+    r.git_defects.push(GitDefect {
+        id: e.id.clone(),
+        git,
+        versions: e.versions.clone(),
+        reason: e.reason.clone(),
+        evidence: e.evidence.clone(),
+        cases: 1,
+        reproducer,
+    });
+}
+
+/// Minimize the case in `dir` into `dir-min`; returns that directory and the operations.
+pub fn minimize_dir(env: &Env, dir: &Path) -> Option<(PathBuf, Vec<Op>)> {
+    let file = CaseFile::read(dir).ok()?;
+    let check: Check = file.divergences.first()?.check;
+    let (ops, runs) = crate::minimize::minimize(env, file.options, file.ops.clone(), check);
+    let result = run_concrete(env, file.options, &ops).ok()?;
+    let mut out = dir.as_os_str().to_owned();
+    out.push("-min");
+    let out = PathBuf::from(out);
+    let min = CaseFile {
+        ops: ops.clone(),
+        divergences: result.divergences.clone(),
+        ..file
+    };
+    casedir::write(
+        &out,
+        &min,
+        &result,
+        None,
+        Some(env.pool(min.options.hash())),
+    )
+    .ok()?;
+    eprintln!(
+        "minimized {} to {} operations in {runs} runs: {}",
+        dir.display(),
+        min.ops.len(),
+        out.display()
+    );
+    Some((out, ops))
+}

@@ -1,0 +1,241 @@
+//! A case as a plain shell script that runs its operations with git alone: no cargo, no
+//! harness, ready to attach to a report to git's mailing list.
+//!
+//! The script makes the same objects the gate's pool has (same contents, dates and identities,
+//! so the same ids), replays every operation with the committer time the gate used, and
+//! prints each command's exit status and git's refs after it.
+
+use crate::case::Divergence;
+use crate::git::{BASE_TIME, EMAIL, NAME, TZ};
+use crate::ops::{CaseOptions, Expire, Op};
+use crate::pool::ObjectPool;
+
+/// Quote `s` for `sh` (single quotes; newlines and non-ASCII pass through).
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The committer tick of a transaction with `message` and `create_reflog`: the position
+/// (from 1) of the pair among those `keys` has seen, added when new. Every transaction with
+/// one message runs at one time, so one `update-ref -m <message> --stdin` can take them all.
+pub fn tick_of(keys: &mut Vec<(String, bool)>, message: &str, create_reflog: bool) -> u64 {
+    let at = match keys
+        .iter()
+        .position(|(m, c)| m == message && *c == create_reflog)
+    {
+        Some(at) => at,
+        None => {
+            keys.push((message.to_string(), create_reflog));
+            keys.len() - 1
+        }
+    };
+    at as u64 + 1
+}
+
+/// The committer tick of each operation, as the gate counts them ([`tick_of`]); other
+/// operations run at the tick of the last transaction (0 before any).
+pub fn ticks(ops: &[Op]) -> Vec<u64> {
+    let mut tick = 0;
+    let mut keys = Vec::new();
+    ops.iter()
+        .map(|op| {
+            if let Op::Txn {
+                message,
+                create_reflog,
+                ..
+            } = op
+            {
+                tick = tick_of(&mut keys, message, *create_reflog);
+            }
+            tick
+        })
+        .collect()
+}
+
+/// The script for `ops` under `opts`. `title` and `divergences` go into its header.
+pub fn git_only(
+    title: &str,
+    opts: &CaseOptions,
+    ops: &[Op],
+    pool: &ObjectPool,
+    divergences: &[Divergence],
+) -> String {
+    let hash = opts.hash();
+    let mut s = String::new();
+    s.push_str("#!/bin/sh\n");
+    s.push_str(&format!("# {title}\n"));
+    s.push_str(
+        "#\n# Runs the operations of a reftable-rs conformance case with git alone and prints\n",
+    );
+    s.push_str("# each command's exit status and the refs after it.\n");
+    s.push_str("# Usage: sh reproduce-git.sh [GIT]   (default: git on PATH)\n");
+    if !divergences.is_empty() {
+        s.push_str("#\n# What the gate saw:\n");
+        for d in divergences {
+            let step = ops
+                .get(d.step)
+                .map(Op::summary)
+                .unwrap_or_else(|| "end of case".into());
+            s.push_str(&format!("#   step {}: {step}\n", d.step));
+            for line in format!("{:?} ({}): {}", d.check, d.class, d.detail).lines() {
+                s.push_str(&format!("#     {line}\n"));
+            }
+        }
+    }
+    s.push_str(&format!(
+        "#\n# Options: {} object format, reftable.blockSize={}, reftable.restartInterval={}, reftable.indexObjects={}, core.logAllRefUpdates={}, auto-compaction {}.\n",
+        hash.name(),
+        opts.block_size,
+        opts.restart_interval,
+        opts.index_objects,
+        opts.log_refs.as_str(),
+        if opts.auto_compaction { "on" } else { "off" }
+    ));
+    s.push_str("set -u\nGIT=${1:-git}\nscratch=$(mktemp -d)\ntrap 'rm -rf \"$scratch\"' EXIT\n");
+    s.push_str("export HOME=\"$scratch\" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C TZ=UTC\n");
+    s.push_str(&format!(
+        "export GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com GIT_COMMITTER_NAME={} GIT_COMMITTER_EMAIL={}\n",
+        sh_quote(NAME),
+        EMAIL
+    ));
+    if !opts.auto_compaction {
+        s.push_str("export GIT_TEST_REFTABLE_AUTOCOMPACTION=false\n");
+    }
+    s.push_str(&format!(
+        "at() {{ export GIT_AUTHOR_DATE=\"$(( {BASE_TIME} + 60 * $1 )) {TZ}\" GIT_COMMITTER_DATE=\"$(( {BASE_TIME} + 60 * $1 )) {TZ}\"; }}\n"
+    ));
+    s.push_str("state() {\n  \"$GIT\" for-each-ref --include-root-refs --format='%(refname) %(objectname) %(*objectname) %(symref)' 2>/dev/null ||\n    \"$GIT\" for-each-ref --format='%(refname) %(objectname) %(*objectname) %(symref)'\n}\n");
+    s.push_str("\"$GIT\" version\n");
+    s.push_str(&format!(
+        "\"$GIT\" init -q --ref-format=reftable --object-format={} -b main \"$scratch/repo\" && cd \"$scratch/repo\" || exit 2\n",
+        hash.name()
+    ));
+    for (k, v) in [
+        ("reftable.blockSize", opts.block_size.to_string()),
+        (
+            "reftable.restartInterval",
+            opts.restart_interval.to_string(),
+        ),
+        ("reftable.indexObjects", opts.index_objects.to_string()),
+        ("core.logAllRefUpdates", opts.log_refs.as_str().to_string()),
+    ] {
+        s.push_str(&format!("\"$GIT\" config {k} {v}\n"));
+    }
+    // The pool's objects, made as the gate makes them.
+    s.push_str("at 0\ntree=$(\"$GIT\" mktree </dev/null)\n");
+    let p = &pool.pool;
+    for (i, c) in p.commits.iter().enumerate() {
+        let parent = if i == 0 {
+            String::new()
+        } else {
+            format!(" -p \"$c{}\"", i - 1)
+        };
+        s.push_str(&format!(
+            "c{i}=$(printf 'commit {i}\\n' | \"$GIT\" commit-tree \"$tree\"{parent})\n"
+        ));
+        s.push_str(&format!(
+            "[ \"$c{i}\" = {c} ] || echo \"warning: commit {i} is $c{i}, not the gate's {c}\"\n"
+        ));
+    }
+    for (i, (t, target)) in p.tags.iter().enumerate() {
+        let k = p.commits.iter().position(|c| c == target).unwrap_or(0);
+        s.push_str(&format!(
+            "t{i}=$(printf 'object %s\\ntype commit\\ntag tag{i}\\ntagger {NAME} <{EMAIL}> {BASE_TIME} {TZ}\\n\\nannotated {i}\\n' \"$c{k}\" | \"$GIT\" mktag)\n"
+        ));
+        s.push_str(&format!(
+            "[ \"$t{i}\" = {t} ] || echo \"warning: tag {i} is $t{i}, not the gate's {t}\"\n"
+        ));
+    }
+    let ticks = ticks(ops);
+    for (i, (op, tick)) in ops.iter().zip(ticks).enumerate() {
+        s.push_str(&format!(
+            "\necho '== step {i}: {}'\nat {tick}\n",
+            op.summary().replace('\'', "")
+        ));
+        match op {
+            Op::Txn {
+                updates,
+                message,
+                create_reflog,
+            } => {
+                let mut cmd = String::from("\"$GIT\" update-ref");
+                if !message.is_empty() {
+                    cmd.push_str(&format!(" -m {}", sh_quote(message)));
+                }
+                if *create_reflog {
+                    cmd.push_str(" --create-reflog");
+                }
+                let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
+                s.push_str(&format!(
+                    "{cmd} --stdin <<'REFTABLE_EOF'\nstart\n{lines}prepare\ncommit\nREFTABLE_EOF\n"
+                ));
+            }
+            Op::ReflogExpire { refname, expire } => {
+                let exp = match expire {
+                    Expire::All => "--expire=all".to_string(),
+                    Expire::Before(t) => format!("--expire={}", sh_quote(&format!("{t} +0000"))),
+                };
+                s.push_str(&format!(
+                    "\"$GIT\" reflog expire {exp} --expire-unreachable=never {}\n",
+                    sh_quote(refname)
+                ));
+            }
+            Op::ReflogDelete {
+                refname,
+                index,
+                rewrite,
+            } => {
+                s.push_str(&format!(
+                    "\"$GIT\" reflog delete{} {}\n",
+                    if *rewrite { " --rewrite" } else { "" },
+                    sh_quote(&format!("{refname}@{{{index}}}"))
+                ));
+            }
+            Op::PackRefs { auto } => {
+                s.push_str(&format!(
+                    "\"$GIT\" pack-refs{}\n",
+                    if *auto { " --auto" } else { "" }
+                ));
+            }
+        }
+        s.push_str("echo \"exit $?\"\nstate\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{Update, Value};
+
+    fn txn(msg: &str) -> Op {
+        Op::Txn {
+            updates: vec![Update {
+                refname: "refs/heads/x".into(),
+                new: Some(Value::Oid("1".repeat(40))),
+                old: None,
+                no_deref: false,
+            }],
+            message: msg.into(),
+            create_reflog: false,
+        }
+    }
+
+    #[test]
+    fn ticks_follow_messages() {
+        let ops = [
+            txn("a"),
+            txn("a"),
+            Op::PackRefs { auto: false },
+            txn("b"),
+            txn("a"),
+        ];
+        assert_eq!(ticks(&ops), [1, 1, 1, 2, 1]);
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(sh_quote("it's"), r"'it'\''s'");
+        assert_eq!(sh_quote("a\nb"), "'a\nb'");
+    }
+}

@@ -1,0 +1,361 @@
+//! Comparing outcomes: whether git, this crate and the model accept an operation, and when
+//! they refuse it, whether for a reason that applies.
+//!
+//! git's check order changed between versions (objects checked when an update is queued in
+//! newer gits, D/F checks batched after the per-update checks since 2.50), so a transaction
+//! with two faults is refused by different gits for different reasons. The model names every
+//! fault of a transaction; a refusal passes when the reason reported is one of them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::case::Check;
+use crate::model::{Fault, Refusal};
+
+/// Why an operation was refused, in classes every implementation can be mapped to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrClass {
+    /// Invalid ref name, pseudoref, or invalid symref target.
+    BadName,
+    /// Two updates of one ref.
+    Duplicate,
+    /// Directory/file conflict.
+    DfConflict,
+    /// Old value does not match.
+    OldValue,
+    /// New value names a missing object.
+    MissingObject,
+    /// Non-commit object on a branch.
+    NonCommit,
+    /// A lock is held by someone else.
+    Lock,
+    /// `reflog expire` / `reflog delete` on a ref without a reflog (or that does not resolve).
+    NoReflog,
+    /// A record too large for the table's block size.
+    EntryTooLarge,
+}
+
+impl ErrClass {
+    /// The transaction fault this class reports, if it is one.
+    pub fn fault(self) -> Option<Fault> {
+        Some(match self {
+            ErrClass::BadName => Fault::BadName,
+            ErrClass::Duplicate => Fault::Duplicate,
+            ErrClass::DfConflict => Fault::DfConflict,
+            ErrClass::OldValue => Fault::OldValue,
+            ErrClass::MissingObject => Fault::MissingObject,
+            ErrClass::NonCommit => Fault::NonCommit,
+            ErrClass::Lock | ErrClass::NoReflog | ErrClass::EntryTooLarge => return None,
+        })
+    }
+
+    /// The class of a fault.
+    pub fn of_fault(f: Fault) -> ErrClass {
+        match f {
+            Fault::BadName => ErrClass::BadName,
+            Fault::Duplicate => ErrClass::Duplicate,
+            Fault::DfConflict => ErrClass::DfConflict,
+            Fault::OldValue => ErrClass::OldValue,
+            Fault::MissingObject => ErrClass::MissingObject,
+            Fault::NonCommit => ErrClass::NonCommit,
+        }
+    }
+}
+
+/// How an implementation refused: the class (`None` for git: a message the wording table
+/// does not know, which is reported and never taken for a match; for us: an error that is no
+/// refusal, such as an I/O error) and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The class, when the message is known.
+    pub class: Option<ErrClass>,
+    /// What git printed.
+    pub message: String,
+}
+
+/// One failed comparison.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The check that failed.
+    pub check: Check,
+    /// A short class (`error mismatch`, `unclassified git message`).
+    pub class: &'static str,
+    /// What differs.
+    pub detail: String,
+}
+
+/// The comparisons made on one operation's outcomes, and the first that failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerdictComparison {
+    /// Checks compared (each counted once).
+    pub compared: Vec<Check>,
+    /// The first failed comparison.
+    pub finding: Option<Finding>,
+    /// The model could not judge (a storage-level refusal such as an entry too large for
+    /// the block size: the model knows no tables).
+    pub model_not_applicable: bool,
+}
+
+fn show(r: &Result<(), Refused>) -> String {
+    match r {
+        Ok(()) => "accepted".into(),
+        Err(Refused {
+            class: Some(c),
+            message,
+        }) => format!("refused ({c:?}): {}", first_line(message)),
+        Err(Refused {
+            class: None,
+            message,
+        }) => format!("refused (unclassified): {}", first_line(message)),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.trim().lines().next().unwrap_or("")
+}
+
+/// Compare git's outcome, ours and (for transactions) the model's.
+///
+/// - git's message must be classified; an unknown one fails [`Check::ErrorClass`].
+/// - git and we must agree on accepting ([`Check::Verdict`]).
+/// - When both refuse a transaction, git's reason and ours must each be a fault the model
+///   found ([`Check::ErrorClass`]); for other operations the two classes must be equal.
+/// - The model must agree on accepting, and the reason git gave must be one of its faults
+///   ([`Check::Model`]), unless git refused for a storage reason the model cannot judge.
+pub fn compare(
+    git: &Result<(), Refused>,
+    ours: &Result<(), Refused>,
+    model: Option<&Result<(), Refusal>>,
+) -> VerdictComparison {
+    let mut out = VerdictComparison::default();
+    let fail = |out: &mut VerdictComparison, check, class, detail: String| {
+        if out.finding.is_none() {
+            out.finding = Some(Finding {
+                check,
+                class,
+                detail,
+            });
+        }
+    };
+    out.compared.push(Check::Verdict);
+    if let Err(Refused {
+        class: None,
+        message,
+    }) = git
+    {
+        out.compared.push(Check::ErrorClass);
+        fail(
+            &mut out,
+            Check::ErrorClass,
+            "unclassified git message",
+            format!(
+                "git's message is not in the wording table (conformance/src/messages.rs): {}",
+                message.trim()
+            ),
+        );
+        return out;
+    }
+    let git_class = git.as_ref().err().and_then(|r| r.class);
+    if git.is_ok() != ours.is_ok() {
+        fail(
+            &mut out,
+            Check::Verdict,
+            "error mismatch",
+            format!("git {}, ours {}", show(git), show(ours)),
+        );
+        return out;
+    }
+    if let Err(Refused {
+        class: None,
+        message,
+    }) = ours
+    {
+        out.compared.push(Check::ErrorClass);
+        fail(
+            &mut out,
+            Check::ErrorClass,
+            "unexpected library error",
+            format!("git {}, ours failed: {message}", show(git)),
+        );
+        return out;
+    }
+    let ours = ours
+        .as_ref()
+        .map_err(|r| r.class.expect("classified above"));
+    let storage = git_class.is_some_and(|c| c.fault().is_none());
+    if let (Some(g), Err(o)) = (git_class, ours) {
+        out.compared.push(Check::ErrorClass);
+        match model {
+            Some(Err(refusal)) if !storage => {
+                let applies = |c: ErrClass| c.fault().is_some_and(|f| refusal.faults.contains(f));
+                if !applies(g) || !applies(o) {
+                    fail(
+                        &mut out,
+                        Check::ErrorClass,
+                        "error mismatch",
+                        format!(
+                            "git {}, ours {o:?}; the faults of this transaction are {}",
+                            show(git),
+                            refusal.faults
+                        ),
+                    );
+                    return out;
+                }
+            }
+            _ if g != o => {
+                fail(
+                    &mut out,
+                    Check::ErrorClass,
+                    "error mismatch",
+                    format!("git {}, ours {o:?}", show(git)),
+                );
+                return out;
+            }
+            _ => {}
+        }
+    }
+    if let Some(m) = model {
+        if storage {
+            out.model_not_applicable = true;
+            return out;
+        }
+        out.compared.push(Check::Model);
+        let agrees = match (git_class, m) {
+            (None, Ok(())) => true,
+            (Some(g), Err(r)) => g.fault().is_some_and(|f| r.faults.contains(f)),
+            _ => false,
+        };
+        if !agrees {
+            let m = match m {
+                Ok(()) => "accepts".to_string(),
+                Err(r) => format!("refuses with faults {}", r.faults),
+            };
+            fail(
+                &mut out,
+                Check::Model,
+                "error mismatch",
+                format!("git {}, the model {m}", show(git)),
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Faults;
+
+    fn ours(class: ErrClass) -> Result<(), Refused> {
+        Err(Refused {
+            class: Some(class),
+            message: format!("{class:?}"),
+        })
+    }
+
+    fn refused(class: ErrClass) -> Result<(), Refused> {
+        Err(Refused {
+            class: Some(class),
+            message: format!("fatal: {class:?}"),
+        })
+    }
+
+    fn faults(f: &[Fault]) -> Result<(), Refusal> {
+        Err(Refusal {
+            faults: f.iter().copied().collect::<Faults>(),
+            first: f[0],
+        })
+    }
+
+    #[test]
+    fn two_faults_pass_whichever_git_reports() {
+        // A wrong old value and a tree on a branch: git 2.47 reports the first, git 2.55 the
+        // second (objects are checked when the update is queued).
+        let model = faults(&[Fault::OldValue, Fault::NonCommit]);
+        for g in [ErrClass::OldValue, ErrClass::NonCommit] {
+            let c = compare(&refused(g), &ours(ErrClass::OldValue), Some(&model));
+            assert_eq!(c.finding, None, "git reporting {g:?}");
+            assert_eq!(
+                c.compared,
+                [Check::Verdict, Check::ErrorClass, Check::Model]
+            );
+        }
+        // A D/F conflict and a missing ref: 2.47 reports the conflict, 2.50+ the old value.
+        let model = faults(&[Fault::DfConflict, Fault::OldValue]);
+        for g in [ErrClass::DfConflict, ErrClass::OldValue] {
+            for o in [ErrClass::DfConflict, ErrClass::OldValue] {
+                assert_eq!(compare(&refused(g), &ours(o), Some(&model)).finding, None);
+            }
+        }
+    }
+
+    #[test]
+    fn a_reason_that_does_not_apply_fails() {
+        let model = faults(&[Fault::OldValue, Fault::NonCommit]);
+        let c = compare(
+            &refused(ErrClass::DfConflict),
+            &ours(ErrClass::OldValue),
+            Some(&model),
+        );
+        let f = c.finding.expect("diverges");
+        assert_eq!(f.check, Check::ErrorClass);
+        assert!(f.detail.contains("{OldValue, NonCommit}"), "{}", f.detail);
+        // Ours giving a reason outside the set fails the same way.
+        let c = compare(
+            &refused(ErrClass::OldValue),
+            &ours(ErrClass::Duplicate),
+            Some(&model),
+        );
+        assert_eq!(c.finding.expect("diverges").check, Check::ErrorClass);
+    }
+
+    #[test]
+    fn unclassified_messages_are_never_a_match() {
+        let git = Err(Refused {
+            class: None,
+            message: "fatal: something new went wrong\n".into(),
+        });
+        let c = compare(
+            &git,
+            &ours(ErrClass::OldValue),
+            Some(&faults(&[Fault::OldValue])),
+        );
+        let f = c.finding.expect("diverges");
+        assert_eq!(
+            (f.check, f.class),
+            (Check::ErrorClass, "unclassified git message")
+        );
+        assert!(f.detail.contains("something new went wrong"));
+    }
+
+    #[test]
+    fn verdicts_and_the_model() {
+        let ok: Result<(), Refused> = Ok(());
+        assert_eq!(compare(&ok, &Ok(()), Some(&Ok(()))).finding, None);
+        let c = compare(&ok, &ours(ErrClass::OldValue), Some(&Ok(())));
+        assert_eq!(c.finding.expect("diverges").check, Check::Verdict);
+        // git and we accept what the model refuses.
+        let c = compare(&ok, &Ok(()), Some(&faults(&[Fault::NonCommit])));
+        assert_eq!(c.finding.expect("diverges").check, Check::Model);
+        // A storage refusal: the model cannot judge.
+        let c = compare(
+            &refused(ErrClass::EntryTooLarge),
+            &ours(ErrClass::EntryTooLarge),
+            Some(&Ok(())),
+        );
+        assert_eq!(c.finding, None);
+        assert!(c.model_not_applicable);
+        // Other operations compare classes exactly.
+        let c = compare(&refused(ErrClass::NoReflog), &ours(ErrClass::Lock), None);
+        assert_eq!(c.finding.expect("diverges").check, Check::ErrorClass);
+        assert_eq!(
+            compare(
+                &refused(ErrClass::NoReflog),
+                &ours(ErrClass::NoReflog),
+                None
+            )
+            .finding,
+            None
+        );
+    }
+}
