@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reftable::block::BlockInfo;
-use reftable::record::{BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF};
+
+use reftable::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
 use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};
@@ -17,15 +18,9 @@ use crate::text::{show_bytes, show_log_key, write_log, write_ref};
 use crate::walk::{self, Decoded};
 use crate::{CliError, CliResult};
 
-/// The name of a block type byte.
-pub fn type_name(t: u8) -> &'static str {
-    match t {
-        BLOCK_TYPE_REF => "ref",
-        BLOCK_TYPE_LOG => "log",
-        BLOCK_TYPE_OBJ => "obj",
-        BLOCK_TYPE_INDEX => "index",
-        _ => "unknown",
-    }
+/// The name of a block type.
+pub fn type_name(t: BlockType) -> &'static str {
+    t.name()
 }
 
 fn section_line(out: &mut impl Write, name: &str, s: &Section) -> std::io::Result<()> {
@@ -99,7 +94,7 @@ fn print_records<R: Record>(
 /// Print every block of a table and its records. Returns the first problem met.
 fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliError> {
     let mut first_err = None;
-    let mut data_type = BLOCK_TYPE_REF;
+    let mut data_type = BlockType::Ref;
     for b in t.blocks() {
         let b = match b {
             Ok(b) => b,
@@ -108,7 +103,7 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
                 break;
             }
         };
-        let kind = if b.block_type == BLOCK_TYPE_INDEX {
+        let kind = if b.block_type == BlockType::Index {
             format!("{} index", type_name(data_type))
         } else {
             data_type = b.block_type;
@@ -117,9 +112,11 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
         write!(
             out,
             "  block at {}: type {} ({kind}), block_len {}",
-            b.offset, b.block_type as char, b.block_len
+            b.offset,
+            b.block_type.byte() as char,
+            b.block_len
         )?;
-        if b.block_type == BLOCK_TYPE_LOG {
+        if b.block_type == BlockType::Log {
             write!(out, " inflated, {} compressed bytes", b.compressed_len)?;
         }
         writeln!(
@@ -143,19 +140,19 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
         }
         writeln!(out)?;
         let err = match b.block_type {
-            BLOCK_TYPE_REF => print_records::<RefRecord>(out, t, &b, &data, |buf, d| {
+            BlockType::Ref => print_records::<RefRecord>(out, t, &b, &data, |buf, d| {
                 buf.extend_from_slice(b"ref ");
                 let _ = write_ref(buf, d.rec);
                 let _ = write!(buf, " (update index {})", d.rec.update_index);
             })?,
-            BLOCK_TYPE_LOG => print_records::<LogRecord>(out, t, &b, &data, |buf, d| {
+            BlockType::Log => print_records::<LogRecord>(out, t, &b, &data, |buf, d| {
                 buf.extend_from_slice(b"log ");
                 let _ = write_log(buf, d.rec);
                 if is_existence_marker(d.rec) {
                     buf.extend_from_slice(b"(existence marker)");
                 }
             })?,
-            BLOCK_TYPE_OBJ => print_records::<ObjRecord>(out, t, &b, &data, |buf, d| {
+            BlockType::Obj => print_records::<ObjRecord>(out, t, &b, &data, |buf, d| {
                 let _ = write!(buf, "obj ");
                 for c in &d.rec.hash_prefix {
                     let _ = write!(buf, "{c:02x}");
@@ -170,9 +167,9 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
                 }
             })?,
             _ => print_records::<IndexRecord>(out, t, &b, &data, |buf, d| {
-                let key = if data_type == BLOCK_TYPE_LOG {
+                let key = if data_type == BlockType::Log {
                     show_log_key(d.key)
-                } else if data_type == BLOCK_TYPE_OBJ {
+                } else if data_type == BlockType::Obj {
                     d.key.iter().map(|c| format!("{c:02x}")).collect()
                 } else {
                     show_bytes(d.key, 4096)

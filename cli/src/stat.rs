@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reftable::block::BlockInfo;
-use reftable::record::{BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF};
+
+use reftable::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::stack::suggest_compaction_segment;
 use reftable::{IndexRecord, Record, Table};
@@ -38,10 +39,10 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn section_mut(&mut self, t: u8) -> &mut SectionLayout {
+    fn section_mut(&mut self, t: BlockType) -> &mut SectionLayout {
         match t {
-            BLOCK_TYPE_OBJ => &mut self.objs,
-            BLOCK_TYPE_LOG => &mut self.logs,
+            BlockType::Obj => &mut self.objs,
+            BlockType::Log => &mut self.logs,
             _ => &mut self.refs,
         }
     }
@@ -52,10 +53,10 @@ impl Layout {
 pub fn layout(t: &Table) -> reftable::Result<Layout> {
     let mut out = Layout::default();
     let mut blocks: BTreeMap<u64, BlockInfo> = BTreeMap::new();
-    let mut data_type = BLOCK_TYPE_REF;
+    let mut data_type = BlockType::Ref;
     for b in t.blocks() {
         let b = b?;
-        if b.block_type == BLOCK_TYPE_INDEX {
+        if b.block_type == BlockType::Index {
             out.section_mut(data_type).index_blocks += 1;
         } else {
             data_type = b.block_type;
@@ -65,16 +66,16 @@ pub fn layout(t: &Table) -> reftable::Result<Layout> {
     }
     let info = t.info();
     for (ty, sec) in [
-        (BLOCK_TYPE_REF, info.refs),
-        (BLOCK_TYPE_OBJ, info.objs),
-        (BLOCK_TYPE_LOG, info.logs),
+        (BlockType::Ref, info.refs),
+        (BlockType::Obj, info.objs),
+        (BlockType::Log, info.logs),
     ] {
         if !sec.present || sec.index_offset == 0 {
             continue;
         }
         let mut levels = 0;
         let mut at = sec.index_offset;
-        while let Some(b) = blocks.get(&at).filter(|b| b.block_type == BLOCK_TYPE_INDEX) {
+        while let Some(b) = blocks.get(&at).filter(|b| b.block_type == BlockType::Index) {
             levels += 1;
             let first = t.block_records::<IndexRecord>(b)?.into_iter().next();
             match first {

@@ -33,7 +33,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reftable::block::BlockInfo;
-use reftable::record::{BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF};
+
+use reftable::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::refname::is_valid_refname;
 use reftable::table::Section;
@@ -320,14 +321,14 @@ impl TableChecker<'_> {
                     return (blocks, false);
                 }
             };
-            let tn = b.block_type as char;
+            let tn = b.block_type.byte() as char;
             if b.restart_count == 0 {
                 self.r.at(
                     b.offset + b.header_off as u64,
                     format!("'{tn}' block has no restart points (git 2.47 aborts reading it)"),
                 );
             }
-            if b.block_type == BLOCK_TYPE_LOG {
+            if b.block_type == BlockType::Log {
                 let reads = (if i.block_size == 0 {
                     4096
                 } else {
@@ -377,7 +378,7 @@ impl TableChecker<'_> {
 
     /// Decode every record of every block; check keys, restarts and record contents.
     fn records(&mut self, blocks: &[BlockInfo], sections: &[SectionRange]) {
-        let mut orders: BTreeMap<u8, KeyOrder> = BTreeMap::new();
+        let mut orders: BTreeMap<BlockType, KeyOrder> = BTreeMap::new();
         for b in blocks {
             let data = match walk::block_bytes(self.t, b) {
                 Ok(d) => d,
@@ -393,7 +394,7 @@ impl TableChecker<'_> {
                 .find(|s| s.contains(b.offset))
                 .map(|s| s.block_type);
             let mut local = KeyOrder::default();
-            let order = if b.block_type == BLOCK_TYPE_INDEX {
+            let order = if b.block_type == BlockType::Index {
                 &mut local
             } else {
                 orders.entry(section.unwrap_or(b.block_type)).or_default()
@@ -401,14 +402,14 @@ impl TableChecker<'_> {
             let mut starts: Vec<(usize, bool)> = Vec::new();
             let mut issues: Vec<Issue> = Vec::new();
             let err = match b.block_type {
-                BLOCK_TYPE_REF => self.ref_records(b, &data, order, &mut starts, &mut issues),
-                BLOCK_TYPE_LOG => self.log_records(b, &data, order, &mut starts, &mut issues),
-                BLOCK_TYPE_OBJ => self.obj_records(b, &data, order, &mut starts, &mut issues),
+                BlockType::Ref => self.ref_records(b, &data, order, &mut starts, &mut issues),
+                BlockType::Log => self.log_records(b, &data, order, &mut starts, &mut issues),
+                BlockType::Obj => self.obj_records(b, &data, order, &mut starts, &mut issues),
                 _ => self.index_records(b, &data, order, &mut starts, &mut issues, section),
             };
             // The block's last key, for the index checks: only when every record decoded.
             if err.is_none() && !starts.is_empty() {
-                let log = section == Some(BLOCK_TYPE_LOG);
+                let log = section == Some(BlockType::Log);
                 self.c
                     .last_keys
                     .insert(b.offset, KeySig::new(&order.prev, log));
@@ -652,9 +653,9 @@ impl TableChecker<'_> {
         order: &mut KeyOrder,
         starts: &mut Vec<(usize, bool)>,
         issues: &mut Vec<Issue>,
-        section: Option<u8>,
+        section: Option<BlockType>,
     ) -> Option<(usize, &'static str)> {
-        let log = section == Some(BLOCK_TYPE_LOG);
+        let log = section == Some(BlockType::Log);
         let mut entries = Vec::new();
         let err = walk::for_each_record::<IndexRecord>(
             b,
@@ -679,7 +680,7 @@ impl TableChecker<'_> {
 /// Where one section's blocks are: `[start, end)`.
 #[derive(Clone, Copy, Debug)]
 struct SectionRange {
-    block_type: u8,
+    block_type: BlockType,
     start: u64,
     end: u64,
     index_offset: u64,
@@ -708,18 +709,18 @@ impl TableChecker<'_> {
                 .map(|k| &blocks[k])
         };
         let footer_field = |k: u64| i.footer_offset + i.header_size() as u64 + k;
-        let mut starts: Vec<(u8, u64, Section)> = Vec::new();
+        let mut starts: Vec<(BlockType, u64, Section)> = Vec::new();
         if i.refs.present {
-            starts.push((BLOCK_TYPE_REF, 0, i.refs));
+            starts.push((BlockType::Ref, 0, i.refs));
         }
         // Whether a block of type `want` starts at `off`, the section offset in footer field
         // `field`; a problem is reported otherwise (unless the walk stopped short of it).
-        let section_start = |r: &mut Report, name: &str, want: u8, off: u64, field: u64| {
+        let section_start = |r: &mut Report, name: &str, want: BlockType, off: u64, field: u64| {
             let problem = match at_block(off) {
                 Some(b) if b.block_type == want => return true,
                 Some(b) => format!(
                     "{name} section offset {off} points at a '{}' block",
-                    b.block_type as char
+                    b.block_type.byte() as char
                 ),
                 None if unknown(off) => return false,
                 None => format!("{name} section offset {off} is not the start of a block"),
@@ -727,25 +728,25 @@ impl TableChecker<'_> {
             r.at(footer_field(field), problem);
             false
         };
-        if i.objs.present && section_start(&mut self.r, "obj", BLOCK_TYPE_OBJ, i.objs.offset, 8) {
-            starts.push((BLOCK_TYPE_OBJ, i.objs.offset, i.objs));
+        if i.objs.present && section_start(&mut self.r, "obj", BlockType::Obj, i.objs.offset, 8) {
+            starts.push((BlockType::Obj, i.objs.offset, i.objs));
         }
         if i.logs.present {
             let first_is_log = blocks
                 .first()
-                .is_some_and(|b| b.block_type == BLOCK_TYPE_LOG);
+                .is_some_and(|b| b.block_type == BlockType::Log);
             // A log-only table stores log offset 0: its logs start in the first block.
             if (i.logs.offset == 0 && first_is_log)
-                || section_start(&mut self.r, "log", BLOCK_TYPE_LOG, i.logs.offset, 24)
+                || section_start(&mut self.r, "log", BlockType::Log, i.logs.offset, 24)
             {
-                starts.push((BLOCK_TYPE_LOG, i.logs.offset, i.logs));
+                starts.push((BlockType::Log, i.logs.offset, i.logs));
             }
         }
         // git's order: refs, objs, logs.
         for w in starts.windows(2) {
             if w[1].1 <= w[0].1 {
                 self.r.at(
-                    footer_field(if w[1].0 == BLOCK_TYPE_LOG { 24 } else { 8 }),
+                    footer_field(if w[1].0 == BlockType::Log { 24 } else { 8 }),
                     format!(
                         "the {} section (offset {}) does not come after the {} section (offset {})",
                         type_name(w[1].0),
@@ -768,26 +769,26 @@ impl TableChecker<'_> {
                 index_offset: sec.index_offset,
             });
         }
-        let mut seen_index: BTreeSet<u8> = BTreeSet::new();
+        let mut seen_index: BTreeSet<BlockType> = BTreeSet::new();
         for b in blocks {
             let Some(s) = ranges.iter().find(|s| s.contains(b.offset)) else {
                 self.r.at(
                     b.offset,
                     format!(
                         "'{}' block outside every section the footer describes",
-                        b.block_type as char
+                        b.block_type.byte() as char
                     ),
                 );
                 continue;
             };
-            if b.block_type == BLOCK_TYPE_INDEX {
+            if b.block_type == BlockType::Index {
                 seen_index.insert(s.block_type);
             } else if b.block_type != s.block_type {
                 self.r.at(
                     b.offset + b.header_off as u64,
                     format!(
                         "'{}' block inside the {} section",
-                        b.block_type as char,
+                        b.block_type.byte() as char,
                         type_name(s.block_type)
                     ),
                 );
@@ -816,12 +817,12 @@ impl TableChecker<'_> {
             .collect();
         let index_blocks: Vec<u64> = in_section
             .iter()
-            .filter(|b| b.block_type == BLOCK_TYPE_INDEX)
+            .filter(|b| b.block_type == BlockType::Index)
             .map(|b| b.offset)
             .collect();
         let field = match s.block_type {
-            BLOCK_TYPE_REF => 0,
-            BLOCK_TYPE_OBJ => 16,
+            BlockType::Ref => 0,
+            BlockType::Obj => 16,
             _ => 32,
         };
         let field_off = i.footer_offset + i.header_size() as u64 + field;
@@ -855,7 +856,7 @@ impl TableChecker<'_> {
             .filter(|&o| o >= s.index_offset)
             .collect();
         let mut visited: BTreeSet<u64> = level.iter().copied().collect();
-        let kinds: BTreeMap<u64, u8> = in_section
+        let kinds: BTreeMap<u64, BlockType> = in_section
             .iter()
             .map(|b| (b.offset, b.block_type))
             .collect();
@@ -928,7 +929,7 @@ impl TableChecker<'_> {
             }
             let n_index = targets
                 .iter()
-                .filter(|&&t| kind_of(t) == Some(BLOCK_TYPE_INDEX))
+                .filter(|&&t| kind_of(t) == Some(BlockType::Index))
                 .count();
             if n_index == 0 {
                 // The lowest level: it must point at every data block of the section, in order.
@@ -1085,7 +1086,7 @@ fn check_file(file: &Path, shown: &str) -> Result<Checked, CliError> {
         if t.info().objs.present {
             let ref_blocks: BTreeSet<u64> = blocks
                 .iter()
-                .filter(|b| b.block_type == BLOCK_TYPE_REF)
+                .filter(|b| b.block_type == BlockType::Ref)
                 .map(|b| b.offset)
                 .collect();
             c.objs(&ref_blocks);

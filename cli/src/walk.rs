@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use reftable::block::{Block, BlockInfo};
-use reftable::record::{self, CodecContext, BLOCK_TYPE_LOG};
+use reftable::format::BlockType;
+use reftable::record::{self, CodecContext};
 use reftable::{Record, Table};
 
 /// One decoded record and where it is.
@@ -26,7 +27,7 @@ pub struct Decoded<'a, R> {
 /// the header bytes followed by the inflated contents.
 pub fn block_bytes<'t>(table: &'t Table, info: &BlockInfo) -> reftable::Result<Cow<'t, [u8]>> {
     let start = info.offset as usize;
-    if info.block_type == BLOCK_TYPE_LOG {
+    if info.block_type == BlockType::Log {
         let t = table.info();
         let data = &table.bytes()[start..t.footer_offset as usize];
         let b = Block::parse(data, info.header_off, t.block_size as usize)
@@ -83,7 +84,7 @@ pub fn restarts(info: &BlockInfo, data: &[u8]) -> Vec<usize> {
 /// Where a position inside a block is, for messages: the file offset for blocks stored as is,
 /// or the log block's offset and the position in its inflated contents.
 pub fn locate(info: &BlockInfo, at: usize) -> (u64, String) {
-    if info.block_type == BLOCK_TYPE_LOG {
+    if info.block_type == BlockType::Log {
         (info.offset, format!("log block, inflated offset {at}: "))
     } else {
         (info.offset + at as u64, String::new())

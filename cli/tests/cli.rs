@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use reftable::block::BlockWriter;
-use reftable::record::{CodecContext, BLOCK_TYPE_LOG};
+use reftable::block_writer::BlockWriter;
+use reftable::format::BlockType;
+use reftable::record::CodecContext;
 use reftable::{
     LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, WriteOptions, Writer,
 };
@@ -512,7 +513,7 @@ fn unreadable_by_git() -> Vec<u8> {
         min_update_index: 1,
     };
     let mut w = BlockWriter::new(4096, 16);
-    w.reset(BLOCK_TYPE_LOG, 24);
+    w.reset(BlockType::Log, 24);
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut noise = |n: usize| -> Vec<u8> {
         (0..n)

@@ -78,7 +78,7 @@ fn block_at(bytes: &[u8], at: usize) -> String {
     for (k, b) in t.blocks().enumerate() {
         let Ok(b) = b else { break };
         if (b.offset as usize..b.offset as usize + b.full_size).contains(&at) {
-            return format!("{k} '{}' at {}", b.block_type as char, b.offset);
+            return format!("{k} '{}' at {}", b.block_type.byte() as char, b.offset);
         }
     }
     "footer".into()

@@ -313,7 +313,7 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
 }
 
 /// Whether git writes tables with a configured block size.
-fn reftable_config(p: &Probe) -> Result<bool, String> {
+fn reftable_config(p: &Probe<'_>) -> Result<bool, String> {
     let repo = p.dir.path().join("config");
     let r = repo.to_str().ok_or("non-UTF-8 temp path")?;
     p.git.ok(

@@ -4,7 +4,8 @@
 //! writes for tables too large to be good seeds.
 
 use reftable::block::{parse_block, BlockCursor, BlockInfo};
-use reftable::record::{CodecContext, BLOCK_TYPE_LOG};
+use reftable::format::BlockType;
+use reftable::record::CodecContext;
 use reftable::{
     HashId, IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, ObjectId, Record, RefRecord,
     RefValue, Stats, Table, WriteOptions, Writer,
@@ -50,7 +51,7 @@ pub fn blocks(t: &Table) -> Vec<Vec<u8>> {
 fn block_bytes(t: &Table, info: &BlockInfo) -> Vec<u8> {
     let footer = t.info().footer_offset as usize;
     let data = &t.bytes()[info.offset as usize..footer];
-    if info.block_type != BLOCK_TYPE_LOG {
+    if info.block_type != BlockType::Log {
         return data[..info.block_len].to_vec();
     }
     let mut inflated = Vec::new();
@@ -112,9 +113,9 @@ pub fn records(t: &Table) -> Vec<Vec<u8>> {
     for b in t.blocks().filter_map(|b| b.ok()) {
         let data = block_bytes(t, &b);
         out.extend(match b.block_type {
-            b'r' => records_of::<RefRecord>(&b, &data, &ctx, 0),
-            b'g' => records_of::<LogRecord>(&b, &data, &ctx, 1),
-            b'o' => records_of::<ObjRecord>(&b, &data, &ctx, 2),
+            BlockType::Ref => records_of::<RefRecord>(&b, &data, &ctx, 0),
+            BlockType::Log => records_of::<LogRecord>(&b, &data, &ctx, 1),
+            BlockType::Obj => records_of::<ObjRecord>(&b, &data, &ctx, 2),
             _ => records_of::<IndexRecord>(&b, &data, &ctx, 3),
         });
     }

@@ -9,15 +9,15 @@
 //! Log blocks hold everything after their 4-byte header as one zlib stream; `block_len` is
 //! then the inflated length.
 
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use flate2::{Decompress, FlushDecompress, Status};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::record::{self, CodecContext, Record, BLOCK_TYPE_LOG};
+use crate::format::BlockType;
+use crate::record::{self, CodecContext, Record};
 use crate::stats::Stats;
 use crate::varint;
 
-/// Most restart points one block can hold (the count is a u16).
-pub const MAX_RESTARTS: usize = 65535;
+pub use crate::format::MAX_RESTARTS;
 
 /// Where a block is and how it is laid out; the block's bytes are held elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct BlockInfo {
     /// File offset of the block start (0 for the first block, which holds the file header).
     pub offset: u64,
     /// The block type byte.
-    pub block_type: u8,
+    pub block_type: BlockType,
     /// Bytes before the block header: the file header size in the first block, else 0.
     pub header_off: usize,
     /// `block_len` from the header (the inflated length for log blocks).
@@ -68,7 +68,7 @@ pub fn parse_block(
     offset: u64,
     header_off: usize,
     table_block_size: usize,
-    want: Option<u8>,
+    want: Option<BlockType>,
     inflated: &mut Vec<u8>,
     stats: &mut Stats,
 ) -> Result<Option<BlockInfo>> {
@@ -78,13 +78,12 @@ pub fn parse_block(
             "block header extends past the end of the data",
         ));
     }
-    let block_type = data[header_off];
-    if !record::is_block_type(block_type) {
+    let Some(block_type) = BlockType::from_byte(data[header_off]) else {
         return Err(corrupt(
             offset + header_off as u64,
-            format!("invalid block type byte 0x{block_type:02x}"),
+            format!("invalid block type byte 0x{:02x}", data[header_off]),
         ));
-    }
+    };
     if want.is_some_and(|w| w != block_type) {
         return Ok(None);
     }
@@ -99,17 +98,14 @@ pub fn parse_block(
     }
     let body = header_off + 4;
     let (content, full_size, compressed_len): (&[u8], usize, usize) = if block_type
-        == BLOCK_TYPE_LOG
+        == BlockType::Log
     {
         let consumed = inflate(&data[body..], block_len - body, inflated, &data[..body])
             .map_err(|e| e.at_offset(offset + body as u64))?;
         stats.blocks_inflated += 1;
         (&inflated[..], body + consumed, consumed)
     } else {
-        if table_block_size > 0
-            && block_len > table_block_size
-            && block_type != crate::record::BLOCK_TYPE_INDEX
-        {
+        if table_block_size > 0 && block_len > table_block_size && block_type != BlockType::Index {
             // The next block would start inside this one (git reads such overlapping
             // blocks again and again). Only index blocks may be larger than a block.
             return Err(corrupt(
@@ -324,7 +320,7 @@ impl BlockCursor {
 }
 
 fn record_error(info: &BlockInfo, at: usize, msg: &str) -> Error {
-    if info.block_type == BLOCK_TYPE_LOG {
+    if info.block_type == BlockType::Log {
         corrupt(
             info.offset,
             format!("log block, inflated offset {at}: {msg}"),
@@ -334,194 +330,19 @@ fn record_error(info: &BlockInfo, at: usize, msg: &str) -> Error {
     }
 }
 
-/// Builds one block: prefix-compressed records, the restart table, and for log blocks the
-/// zlib stream, following git's writer rules exactly.
-#[derive(Debug)]
-pub struct BlockWriter {
-    buf: Vec<u8>,
-    block_type: u8,
-    header_off: usize,
-    block_size: usize,
-    restart_interval: usize,
-    restarts: Vec<u32>,
-    entries: usize,
-    last_key: Vec<u8>,
-    key: Vec<u8>,
-    scratch: Vec<u8>,
-    compressed: Vec<u8>,
-    zlib: Option<Compress>,
-}
-
-impl BlockWriter {
-    /// A writer for blocks of `block_size` bytes with a restart every `restart_interval`
-    /// records.
-    pub fn new(block_size: usize, restart_interval: usize) -> BlockWriter {
-        BlockWriter {
-            buf: Vec::with_capacity(block_size),
-            block_type: 0,
-            header_off: 0,
-            block_size,
-            restart_interval: restart_interval.max(1),
-            restarts: Vec::new(),
-            entries: 0,
-            last_key: Vec::new(),
-            key: Vec::new(),
-            scratch: Vec::new(),
-            compressed: Vec::new(),
-            zlib: None,
-        }
-    }
-
-    /// Start a new, empty block of `block_type`; `header_off` bytes are left for the file
-    /// header (first block only).
-    pub fn reset(&mut self, block_type: u8, header_off: usize) {
-        self.buf.clear();
-        self.buf.resize(header_off + 4, 0);
-        self.buf[header_off] = block_type;
-        self.block_type = block_type;
-        self.header_off = header_off;
-        self.restarts.clear();
-        self.entries = 0;
-        self.last_key.clear();
-    }
-
-    /// The type of the block being built.
-    pub fn block_type(&self) -> u8 {
-        self.block_type
-    }
-
-    /// Records added so far.
-    pub fn entries(&self) -> usize {
-        self.entries
-    }
-
-    /// Restart points so far.
-    pub fn restart_count(&self) -> usize {
-        self.restarts.len()
-    }
-
-    /// Key of the last record added.
-    pub fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
-
-    /// Header offset of the block being built.
-    pub fn header_off(&self) -> usize {
-        self.header_off
-    }
-
-    /// Add a record. [`ErrorKind::EntryTooBig`] when it does not fit in what is left of the
-    /// block (the block is unchanged then), [`ErrorKind::Api`] for an empty key.
-    pub fn add<R: Record>(&mut self, rec: &R, ctx: &CodecContext) -> Result<()> {
-        rec.write_key(&mut self.key);
-        if self.key.is_empty() {
-            return Err(Error::api("record with an empty key"));
-        }
-        let mut entries = self.entries;
-        if crate::defects::active(crate::defects::Defect::RestartOffByOne) && entries > 0 {
-            entries += 1;
-        }
-        let prev: &[u8] = if entries % self.restart_interval == 0 {
-            &[]
-        } else {
-            &self.last_key
-        };
-        self.scratch.clear();
-        let mut is_restart =
-            record::encode_key(&mut self.scratch, prev, &self.key, rec.value_type());
-        rec.encode_value(&mut self.scratch, ctx);
-        let n = self.scratch.len();
-        let mut restarts = self.restarts.len();
-        if restarts >= MAX_RESTARTS {
-            is_restart = false;
-        }
-        if is_restart {
-            restarts += 1;
-        }
-        let next = self.buf.len();
-        if 2 + 3 * restarts + n > self.block_size.saturating_sub(next) {
-            return Err(Error::new(
-                ErrorKind::EntryTooBig,
-                format!(
-                    "record of {n} bytes does not fit in the {} bytes left of a {}-byte block",
-                    self.block_size.saturating_sub(next),
-                    self.block_size
-                ),
-            ));
-        }
-        if is_restart {
-            self.restarts.push(next as u32);
-        }
-        self.buf.extend_from_slice(&self.scratch);
-        std::mem::swap(&mut self.last_key, &mut self.key);
-        self.entries += 1;
-        Ok(())
-    }
-
-    /// Finish the block: append the restart table, set `block_len`, and compress log
-    /// blocks. Returns the length of the finished block; its bytes are then
-    /// [`BlockWriter::finished`]. The first `header_off` bytes are zero, for the caller to
-    /// fill with the file header ([`BlockWriter::set_header`]).
-    pub fn finish(&mut self) -> Result<usize> {
-        for &r in &self.restarts {
-            self.buf.extend_from_slice(&r.to_be_bytes()[1..]);
-        }
-        self.buf
-            .extend_from_slice(&(self.restarts.len() as u16).to_be_bytes());
-        let len = self.buf.len() as u32;
-        varint::put_be24(&mut self.buf[self.header_off + 1..], len);
-        if self.block_type == BLOCK_TYPE_LOG {
-            let skip = self.header_off + 4;
-            let z = self
-                .zlib
-                .get_or_insert_with(|| Compress::new(Compression::new(9), true));
-            z.reset();
-            let src = &self.buf[skip..];
-            self.compressed.clear();
-            self.compressed.reserve(src.len() + src.len() / 8 + 128);
-            loop {
-                let consumed = z.total_in() as usize;
-                let status = z
-                    .compress_vec(
-                        &src[consumed..],
-                        &mut self.compressed,
-                        FlushCompress::Finish,
-                    )
-                    .map_err(|e| Error::new(ErrorKind::Zlib, format!("deflate failed: {e}")))?;
-                match status {
-                    Status::StreamEnd => break,
-                    _ => self.compressed.reserve(self.compressed.capacity() + 64),
-                }
-            }
-            self.buf.truncate(skip);
-            self.buf.extend_from_slice(&self.compressed);
-        }
-        Ok(self.buf.len())
-    }
-
-    /// The bytes of the block after [`BlockWriter::finish`].
-    pub fn finished(&self) -> &[u8] {
-        &self.buf
-    }
-
-    /// Copy the file header into the first `header_off` bytes of the block.
-    pub fn set_header(&mut self, header: &[u8]) {
-        let n = self.header_off.min(header.len());
-        self.buf[..n].copy_from_slice(&header[..n]);
-    }
-}
-
 /// A block parsed from bytes, with its own copy of the inflated contents for log blocks.
 ///
 /// For tools and tests that look at one block at a time:
 ///
 /// ```
-/// use reftable::block::{Block, BlockWriter};
-/// use reftable::record::{CodecContext, RefRecord, RefValue, BLOCK_TYPE_REF};
+/// use reftable::block::Block;
+/// use reftable::block_writer::BlockWriter;
+/// use reftable::format::BlockType;
+/// use reftable::record::{CodecContext, RefRecord, RefValue};
 ///
 /// let ctx = CodecContext { hash_size: 20, min_update_index: 1 };
 /// let mut w = BlockWriter::new(256, 16);
-/// w.reset(BLOCK_TYPE_REF, 0);
+/// w.reset(BlockType::Ref, 0);
 /// w.add(&RefRecord::new("HEAD", 1, RefValue::Symref(b"refs/heads/main".to_vec())), &ctx).unwrap();
 /// w.finish().unwrap();
 /// let bytes = w.finished().to_vec();
@@ -551,7 +372,7 @@ impl<'a> Block<'a> {
             &mut stats,
         )?
         .expect("no type wanted, so a block is always returned");
-        let data = if info.block_type == BLOCK_TYPE_LOG {
+        let data = if info.block_type == BlockType::Log {
             std::borrow::Cow::Owned(inflated)
         } else {
             std::borrow::Cow::Borrowed(&data[..info.block_len])

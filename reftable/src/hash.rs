@@ -49,12 +49,15 @@ impl HashId {
 
     /// Header size of the tables git writes for this hash (24 or 28 bytes).
     pub const fn header_size(self) -> usize {
-        crate::table::header_size(self.version())
+        match self {
+            HashId::Sha1 => 24,
+            HashId::Sha256 => 28,
+        }
     }
 
     /// Footer size of the tables git writes for this hash (68 or 72 bytes).
     pub const fn footer_size(self) -> usize {
-        crate::table::footer_size(self.version())
+        self.header_size() + 5 * 8 + 4
     }
 
     /// git's name for the hash (`sha1`, `sha256`).

@@ -48,11 +48,32 @@
 #[cfg(not(any(feature = "zlib", feature = "zlib-rs")))]
 compile_error!("enable the `zlib` (default) or `zlib-rs` feature: log blocks need a zlib");
 
+/// `crash_point!(AddLocked)`: a crash test aborts here; expands to nothing unless built with
+/// `--cfg reftable_test_hooks` (see `test_hooks`).
+macro_rules! crash_point {
+    ($point:ident) => {
+        #[cfg(reftable_test_hooks)]
+        $crate::test_hooks::crash_at($crate::test_hooks::CrashPoint::$point);
+    };
+}
+
+/// `defect!(LostTzSign)`: whether that planted defect is switched on; the constant `false`
+/// unless built with `--cfg reftable_test_hooks`.
+macro_rules! defect {
+    ($defect:ident) => {{
+        #[cfg(reftable_test_hooks)]
+        let on = $crate::test_hooks::active($crate::test_hooks::Defect::$defect);
+        #[cfg(not(reftable_test_hooks))]
+        let on = false;
+        on
+    }};
+}
+
 pub mod block;
+pub mod block_writer;
 mod bytes;
-#[doc(hidden)]
-pub mod defects;
 mod error;
+pub mod format;
 mod hash;
 mod lock;
 pub mod merged;
@@ -62,10 +83,13 @@ pub mod refname;
 pub mod stack;
 mod stats;
 pub mod table;
+#[cfg(reftable_test_hooks)]
+pub mod test_hooks;
 pub mod varint;
 mod writer;
 
 pub use error::{Error, ErrorKind, Result};
+pub use format::MAX_BLOCK_SIZE;
 pub use hash::{HashId, ObjectId};
 pub use merged::{MergedIter, MergedTable};
 pub use record::{
@@ -74,4 +98,4 @@ pub use record::{
 pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
 pub use stats::Stats;
 pub use table::{Table, TableInfo, TableIter};
-pub use writer::{SectionStats, WriteOptions, Writer, WriterStats, MAX_BLOCK_SIZE};
+pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};

@@ -277,9 +277,7 @@ impl<R: Record> MergedIter<R> {
             let Some(top) = self.heap.pop() else {
                 return Ok(None);
             };
-            if crate::defects::active(crate::defects::Defect::TombstoneIgnored)
-                && self.current[top.index].is_deletion()
-            {
+            if defect!(TombstoneIgnored) && self.current[top.index].is_deletion() {
                 // Planted bug: skip the tombstone without shadowing older records.
                 self.spare_keys.push(top.key);
                 self.fill(top.index)?;

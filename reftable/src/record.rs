@@ -7,25 +7,9 @@
 
 use std::fmt;
 
+use crate::format::BlockType;
 use crate::hash::ObjectId;
 use crate::varint;
-
-/// Block type byte of ref blocks.
-pub const BLOCK_TYPE_REF: u8 = b'r';
-/// Block type byte of log blocks.
-pub const BLOCK_TYPE_LOG: u8 = b'g';
-/// Block type byte of obj blocks.
-pub const BLOCK_TYPE_OBJ: u8 = b'o';
-/// Block type byte of index blocks.
-pub const BLOCK_TYPE_INDEX: u8 = b'i';
-
-/// Whether `t` is one of the four block type bytes.
-pub fn is_block_type(t: u8) -> bool {
-    matches!(
-        t,
-        BLOCK_TYPE_REF | BLOCK_TYPE_LOG | BLOCK_TYPE_OBJ | BLOCK_TYPE_INDEX
-    )
-}
 
 /// What a record's value is decoded against: the table's object id size and the update index
 /// that ref records are stored relative to.
@@ -43,7 +27,7 @@ pub struct CodecContext {
 /// block and table iterators are generic over it.
 pub trait Record: Clone + Default + fmt::Debug + Send + Sync + 'static {
     /// The block type this record lives in.
-    const BLOCK_TYPE: u8;
+    const BLOCK_TYPE: BlockType;
 
     /// Replace the contents of `out` with this record's key.
     fn write_key(&self, out: &mut Vec<u8>);
@@ -265,7 +249,7 @@ impl RefRecord {
 }
 
 impl Record for RefRecord {
-    const BLOCK_TYPE: u8 = BLOCK_TYPE_REF;
+    const BLOCK_TYPE: BlockType = BlockType::Ref;
 
     fn write_key(&self, out: &mut Vec<u8>) {
         out.clear();
@@ -398,7 +382,7 @@ impl LogRecord {
 }
 
 impl Record for LogRecord {
-    const BLOCK_TYPE: u8 = BLOCK_TYPE_LOG;
+    const BLOCK_TYPE: BlockType = BlockType::Log;
 
     fn write_key(&self, out: &mut Vec<u8>) {
         out.clear();
@@ -478,7 +462,7 @@ pub struct ObjRecord {
 }
 
 impl Record for ObjRecord {
-    const BLOCK_TYPE: u8 = BLOCK_TYPE_OBJ;
+    const BLOCK_TYPE: BlockType = BlockType::Obj;
 
     fn write_key(&self, out: &mut Vec<u8>) {
         out.clear();
@@ -555,7 +539,7 @@ pub struct IndexRecord {
 }
 
 impl Record for IndexRecord {
-    const BLOCK_TYPE: u8 = BLOCK_TYPE_INDEX;
+    const BLOCK_TYPE: BlockType = BlockType::Index;
 
     fn write_key(&self, out: &mut Vec<u8>) {
         out.clear();

@@ -754,7 +754,7 @@ impl RefDb {
             if head_target.as_deref() == Some(u.refname.as_slice())
                 && !u.log_only
                 && !u.via_head
-                && !crate::defects::active(crate::defects::Defect::DroppedReflogEntry)
+                && !defect!(DroppedReflogEntry)
             {
                 if affected.iter().any(|a| a == b"HEAD") {
                     return Err(err(
@@ -927,7 +927,7 @@ impl RefDb {
         }
         queued.sort_by(|a, b| work[a.0].refname.cmp(&work[b.0].refname));
         let mut ts = add.next_update_index();
-        if crate::defects::active(crate::defects::Defect::WrongUpdateIndex) {
+        if defect!(WrongUpdateIndex) {
             ts += 1;
         }
         let max_msg = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
@@ -966,8 +966,7 @@ impl RefDb {
                             name: committer.name.clone(),
                             email: committer.email.clone(),
                             time: committer.time,
-                            tz_offset: if crate::defects::active(crate::defects::Defect::LostTzSign)
-                            {
+                            tz_offset: if defect!(LostTzSign) {
                                 committer.tz_offset.abs()
                             } else {
                                 committer.tz_offset

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::{footer_size, header_size};
 use crate::hash::HashId;
 use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
 use crate::merged::MergedTable;
 use crate::record::{LogRecord, Record, RefRecord};
 use crate::stats::Stats;
-use crate::table::{footer_size, header_size, Table};
+use crate::table::Table;
 use crate::writer::{WriteOptions, Writer};
 
 /// The writer handed to the callbacks that write a table into a stack.
@@ -398,7 +399,7 @@ impl Stack {
             }
         }
         let next_update_index = self.next_update_index();
-        crate::defects::crash_point("add:locked");
+        crash_point!(AddLocked);
         Ok(Addition {
             stack: self,
             lock: Some(lock),
@@ -514,7 +515,7 @@ impl Stack {
             }
         }
         drop(list_lock);
-        crate::defects::crash_point("compact:tables-locked");
+        crash_point!(CompactTablesLocked);
 
         let tables: Vec<Table> = self.tables()[first..=last].to_vec();
         let min = tables[0].min_update_index();
@@ -556,7 +557,7 @@ impl Stack {
         });
         self.compaction.entries_written += entries;
         let written = written?;
-        crate::defects::crash_point("compact:temp-written");
+        crash_point!(CompactTempWritten);
 
         let mut list_lock = self.lock_list()?;
         let (names, first_to_replace, last_to_replace) = if self.is_up_to_date()? {
@@ -580,7 +581,7 @@ impl Stack {
         if let Some((temp, _, _)) = written {
             let name = format!("{}.ref", table_name_stem(min, max));
             temp.persist(&self.dir.join(&name))?;
-            crate::defects::crash_point("compact:table-renamed");
+            crash_point!(CompactTableRenamed);
             new_name = Some(name);
         }
         let mut content = String::new();
@@ -601,7 +602,7 @@ impl Stack {
             }
             return Err(e);
         }
-        crate::defects::crash_point("compact:list-renamed");
+        crash_point!(CompactListRenamed);
         self.reload()?;
         for t in &tables {
             let _ = std::fs::remove_file(t.name());
@@ -667,7 +668,7 @@ impl Addition<'_> {
         let Some((temp, min, max)) = self.stack.write_table(&stem, |w| write(w, next))? else {
             return Ok(());
         };
-        crate::defects::crash_point("add:temp-written");
+        crash_point!(AddTempWritten);
         if min < next {
             return Err(Error::api(format!(
                 "table's min_update_index {min} is below the stack's next update index {next}"
@@ -675,7 +676,7 @@ impl Addition<'_> {
         }
         let name = format!("{}.ref", table_name_stem(min, max));
         temp.persist(&self.stack.dir.join(&name))?;
-        crate::defects::crash_point("add:table-renamed");
+        crash_point!(AddTableRenamed);
         self.new_tables.push(name);
         self.next_update_index = max + 1;
         Ok(())
@@ -696,9 +697,9 @@ impl Addition<'_> {
             content.push('\n');
         }
         lock.write_contents(content.as_bytes(), self.stack.opts.fsync)?;
-        crate::defects::crash_point("commit:list-written");
+        crash_point!(CommitListWritten);
         lock.commit()?;
-        crate::defects::crash_point("commit:list-renamed");
+        crash_point!(CommitListRenamed);
         self.new_tables.clear();
         self.stack.reload()?;
         if self.stack.opts.auto_compaction {

@@ -7,30 +7,10 @@ use std::sync::Arc;
 use crate::block::{parse_block, BlockCursor, BlockInfo};
 use crate::bytes::Bytes;
 use crate::error::{Error, Result};
+use crate::format::{header_size, BlockType, Footer};
 use crate::hash::{HashId, ObjectId};
-use crate::record::{
-    CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, BLOCK_TYPE_INDEX,
-    BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
-};
+use crate::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 use crate::stats::{Stats, StatsSink};
-use crate::varint;
-
-/// The table magic.
-pub const MAGIC: &[u8; 4] = b"REFT";
-
-/// Header size of a table version (24 bytes for version 1, 28 for version 2).
-pub const fn header_size(version: u8) -> usize {
-    if version == 1 {
-        24
-    } else {
-        28
-    }
-}
-
-/// Footer size of a table version (68 bytes for version 1, 72 for version 2).
-pub const fn footer_size(version: u8) -> usize {
-    header_size(version) + 5 * 8 + 4
-}
 
 /// Where one section of a table is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,13 +58,14 @@ impl TableInfo {
         header_size(self.version)
     }
 
-    /// The section holding records of block type `t`.
-    pub fn section(&self, t: u8) -> Option<&Section> {
+    /// The section holding records of block type `t` (index blocks belong to the
+    /// section they index).
+    pub fn section(&self, t: BlockType) -> Option<&Section> {
         match t {
-            BLOCK_TYPE_REF => Some(&self.refs),
-            BLOCK_TYPE_LOG => Some(&self.logs),
-            BLOCK_TYPE_OBJ => Some(&self.objs),
-            _ => None,
+            BlockType::Ref => Some(&self.refs),
+            BlockType::Log => Some(&self.logs),
+            BlockType::Obj => Some(&self.objs),
+            BlockType::Index => None,
         }
     }
 }
@@ -131,104 +112,46 @@ fn corrupt(offset: u64, msg: impl Into<String>) -> Error {
 
 /// Check a table's header and footer and work out where its sections are.
 pub fn parse_info(data: &[u8]) -> Result<TableInfo> {
-    if data.len() < 5 {
-        return Err(corrupt(
-            0,
-            format!(
-                "file of {} bytes is too short for a reftable header",
-                data.len()
-            ),
-        ));
-    }
-    if &data[..4] != MAGIC {
-        return Err(corrupt(0, "bad magic: not a reftable file"));
-    }
-    let version = data[4];
-    if version != 1 && version != 2 {
-        return Err(corrupt(
-            4,
-            format!("unsupported reftable version {version}"),
-        ));
-    }
-    let hsize = header_size(version);
-    let fsize = footer_size(version);
-    if data.len() < hsize + fsize {
-        return Err(corrupt(
-            0,
-            format!(
-                "file of {} bytes is shorter than a version {version} header and footer ({} bytes)",
-                data.len(),
-                hsize + fsize
-            ),
-        ));
-    }
-    let hash = if version == 1 {
-        HashId::Sha1
-    } else {
-        let id = varint::be32(&data[24..]);
-        HashId::from_format_id(id)
-            .ok_or_else(|| corrupt(24, format!("unknown hash id 0x{id:08x}")))?
-    };
-    let footer_offset = data.len() - fsize;
-    let footer = &data[footer_offset..];
-    if footer[..hsize] != data[..hsize] {
-        return Err(corrupt(
-            footer_offset as u64,
-            "footer does not repeat the file header",
-        ));
-    }
-    let crc_stored = varint::be32(&footer[fsize - 4..]);
-    let crc = crc32fast::hash(&footer[..fsize - 4]);
-    if crc != crc_stored {
-        return Err(corrupt(
-            (data.len() - 4) as u64,
-            format!("footer CRC-32 mismatch: stored 0x{crc_stored:08x}, computed 0x{crc:08x}"),
-        ));
-    }
-    let f = &footer[hsize..];
-    let ref_index = varint::be64(f);
-    let obj_field = varint::be64(&f[8..]);
-    let obj_index = varint::be64(&f[16..]);
-    let log_pos = varint::be64(&f[24..]);
-    let log_index = varint::be64(&f[32..]);
+    let footer = Footer::decode(data)?;
+    let header = footer.header;
+    let hsize = header.size();
+    let footer_offset = data.len() - footer.size();
     let first_type = if hsize < footer_offset {
-        data[hsize]
+        BlockType::from_byte(data[hsize])
     } else {
-        0
+        None
     };
-    let obj_offset = obj_field >> 5;
-    let obj_id_len = (obj_field & 31) as u8;
-    if obj_offset > 0 && obj_id_len == 0 {
+    if footer.obj_offset > 0 && footer.obj_id_len == 0 {
         return Err(corrupt(
             (footer_offset + hsize + 8) as u64,
             "obj section present with an object id length of 0",
         ));
     }
     Ok(TableInfo {
-        version,
-        hash,
-        block_size: varint::be24(&data[5..]),
-        min_update_index: varint::be64(&data[8..]),
-        max_update_index: varint::be64(&data[16..]),
+        version: header.version,
+        hash: header.hash,
+        block_size: header.block_size,
+        min_update_index: header.min_update_index,
+        max_update_index: header.max_update_index,
         size: data.len() as u64,
         footer_offset: footer_offset as u64,
         refs: Section {
-            present: first_type == BLOCK_TYPE_REF,
+            present: first_type == Some(BlockType::Ref),
             offset: 0,
-            index_offset: ref_index,
+            index_offset: footer.ref_index_offset,
         },
         objs: Section {
-            present: obj_offset > 0,
-            offset: obj_offset,
-            index_offset: obj_index,
+            present: footer.obj_offset > 0,
+            offset: footer.obj_offset,
+            index_offset: footer.obj_index_offset,
         },
-        obj_id_len,
+        obj_id_len: footer.obj_id_len,
         logs: Section {
-            present: first_type == BLOCK_TYPE_LOG || log_pos > 0,
-            offset: log_pos,
-            index_offset: log_index,
+            present: first_type == Some(BlockType::Log) || footer.log_offset > 0,
+            offset: footer.log_offset,
+            index_offset: footer.log_index_offset,
         },
-        footer_crc: crc_stored,
+        footer_crc: footer.crc,
     })
 }
 
@@ -517,7 +440,7 @@ pub struct TableIter<R: Record> {
 }
 
 fn block_data<'a>(table: &'a Table, info: &BlockInfo, inflated: &'a [u8]) -> &'a [u8] {
-    if info.block_type == BLOCK_TYPE_LOG {
+    if info.block_type == BlockType::Log {
         inflated
     } else {
         let start = info.offset as usize;
@@ -556,7 +479,7 @@ impl<R: Record> TableIter<R> {
     fn parse_at(
         &mut self,
         offset: u64,
-        want: Option<u8>,
+        want: Option<BlockType>,
         use_spare: bool,
     ) -> Result<Option<BlockInfo>> {
         let info = self.table.info();
@@ -582,7 +505,7 @@ impl<R: Record> TableIter<R> {
     }
 
     /// Make the block at `offset` the current one, positioned before its first record.
-    fn load_block_at(&mut self, offset: u64, want: Option<u8>) -> Result<Option<BlockInfo>> {
+    fn load_block_at(&mut self, offset: u64, want: Option<BlockType>) -> Result<Option<BlockInfo>> {
         let b = self.parse_at(offset, want, false)?;
         self.block = b;
         if let Some(b) = &b {
@@ -664,7 +587,7 @@ impl<R: Record> TableIter<R> {
                     "index offset points past the last block",
                 ));
             }
-            let Some(first) = root.load_block_at(index_offset, Some(BLOCK_TYPE_INDEX))? else {
+            let Some(first) = root.load_block_at(index_offset, Some(BlockType::Index))? else {
                 return Err(corrupt(
                     index_offset,
                     "index offset does not point at an index block",
@@ -701,7 +624,7 @@ impl<R: Record> TableIter<R> {
                     "index entry points past the last block",
                 ));
             };
-            if b.block_type == BLOCK_TYPE_INDEX {
+            if b.block_type == BlockType::Index {
                 let data = block_data(&self.table, &b, &self.inflated);
                 let mut c = BlockCursor::default();
                 if !c.seek(&b, data, key, &mut idx_rec, &self.ctx, &mut self.stats)? {
@@ -719,8 +642,8 @@ impl<R: Record> TableIter<R> {
                     b.offset,
                     format!(
                         "index entry points at a '{}' block inside the '{}' section",
-                        b.block_type as char,
-                        R::BLOCK_TYPE as char
+                        b.block_type.byte() as char,
+                        R::BLOCK_TYPE.byte() as char
                     ),
                 ));
             }

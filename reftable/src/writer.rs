@@ -21,17 +21,11 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use crate::block::BlockWriter;
+use crate::block_writer::BlockWriter;
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::{header_size, BlockType, Footer, Header, MAX_BLOCK_SIZE};
 use crate::hash::{HashId, ObjectId};
-use crate::record::{
-    CodecContext, IndexRecord, LogRecord, LogValue, ObjRecord, Record, RefRecord, BLOCK_TYPE_INDEX,
-    BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
-};
-use crate::table::{footer_size, header_size, MAGIC};
-
-/// Largest block size the format allows (the block length is a u24).
-pub const MAX_BLOCK_SIZE: u32 = (1 << 24) - 1;
+use crate::record::{CodecContext, IndexRecord, LogRecord, LogValue, ObjRecord, Record, RefRecord};
 
 /// Options of a table writer. The defaults are git's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,11 +112,11 @@ pub struct WriterStats {
 }
 
 impl WriterStats {
-    fn section_mut(&mut self, t: u8) -> &mut SectionStats {
+    fn section_mut(&mut self, t: BlockType) -> &mut SectionStats {
         match t {
-            BLOCK_TYPE_REF => &mut self.refs,
-            BLOCK_TYPE_OBJ => &mut self.objs,
-            BLOCK_TYPE_LOG => &mut self.logs,
+            BlockType::Ref => &mut self.refs,
+            BlockType::Obj => &mut self.objs,
+            BlockType::Log => &mut self.logs,
             _ => &mut self.index,
         }
     }
@@ -268,7 +262,7 @@ impl<W: Write> Writer<W> {
     /// Add a ref record. Names must be strictly increasing and non-empty.
     pub fn add_ref(&mut self, rec: &RefRecord) -> Result<()> {
         self.begin_record()?;
-        if self.block_active && self.block.block_type() != BLOCK_TYPE_REF {
+        if self.block_active && self.block.block_type() != BlockType::Ref {
             return Err(Error::api("ref records must be added before log records"));
         }
         if rec.update_index < self.min_update_index || rec.update_index > self.max_update_index {
@@ -343,7 +337,7 @@ impl<W: Write> Writer<W> {
             self.check_id(&u.old_id)?;
             self.check_id(&u.new_id)?;
         }
-        if self.block_active && self.block.block_type() == BLOCK_TYPE_REF {
+        if self.block_active && self.block.block_type() == BlockType::Ref {
             self.finish_public_section()?;
         }
         self.next -= self.pending_padding;
@@ -404,7 +398,7 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    fn reinit_block(&mut self, block_type: u8) {
+    fn reinit_block(&mut self, block_type: BlockType) {
         let header_off = if self.next == 0 {
             header_size(self.opts.hash.version())
         } else {
@@ -412,25 +406,23 @@ impl<W: Write> Writer<W> {
         };
         self.block.reset(block_type, header_off);
         self.block_active = true;
-        if block_type == BLOCK_TYPE_LOG {
+        if block_type == BlockType::Log {
             self.log_block.clear();
         }
     }
 
+    fn header_fields(&self) -> Header {
+        Header::new(
+            self.opts.hash,
+            self.block_size as u32,
+            self.min_update_index,
+            self.max_update_index,
+        )
+    }
+
     fn write_header(&mut self) {
         self.header.clear();
-        self.header.extend_from_slice(MAGIC);
-        self.header.push(self.opts.hash.version());
-        self.header
-            .extend_from_slice(&(self.block_size as u32).to_be_bytes()[1..]);
-        self.header
-            .extend_from_slice(&self.min_update_index.to_be_bytes());
-        self.header
-            .extend_from_slice(&self.max_update_index.to_be_bytes());
-        if self.opts.hash.version() == 2 {
-            self.header
-                .extend_from_slice(&self.opts.hash.format_id().to_be_bytes());
-        }
+        self.header_fields().encode(&mut self.header);
     }
 
     fn padded_write(&mut self, data_is_block: bool, padding: u64) -> Result<()> {
@@ -456,13 +448,13 @@ impl<W: Write> Writer<W> {
         let block_type = self.block.block_type();
         let mut carry = Vec::new();
         let mut raw_len = self.block.finish()?;
-        if block_type == BLOCK_TYPE_LOG {
+        if block_type == BlockType::Log {
             // Keep the compressed block within what git 2.47 reads (one block from its start).
             while raw_len > self.block_size && self.log_block.len() > 1 {
                 carry.insert(0, self.log_block.pop().expect("more than one record"));
                 let recs = std::mem::take(&mut self.log_block);
                 let header_off = self.block.header_off();
-                self.block.reset(BLOCK_TYPE_LOG, header_off);
+                self.block.reset(BlockType::Log, header_off);
                 for r in &recs {
                     self.block.add(r, &self.ctx)?;
                 }
@@ -479,7 +471,7 @@ impl<W: Write> Writer<W> {
                 ));
             }
         }
-        let padding = if !self.opts.unpadded && block_type != BLOCK_TYPE_LOG {
+        let padding = if !self.opts.unpadded && block_type != BlockType::Log {
             (self.block_size - raw_len) as u64
         } else {
             0
@@ -537,7 +529,7 @@ impl<W: Write> Writer<W> {
         while self.index.len() > threshold {
             max_level += 1;
             index_start = self.next;
-            self.reinit_block(BLOCK_TYPE_INDEX);
+            self.reinit_block(BlockType::Index);
             self.last_key.clear();
             let level = std::mem::take(&mut self.index);
             for rec in &level {
@@ -572,7 +564,7 @@ impl<W: Write> Writer<W> {
         }
         let block_type = self.block.block_type();
         self.finish_section()?;
-        if block_type == BLOCK_TYPE_REF
+        if block_type == BlockType::Ref
             && self.opts.index_objects
             && self.stats.refs.index_blocks > 0
         {
@@ -597,7 +589,7 @@ impl<W: Write> Writer<W> {
         // then share a key (lookups check the full id in the ref blocks anyway).
         let id_len = (max + 1).min(31);
         self.stats.obj_id_len = id_len as u8;
-        self.reinit_block(BLOCK_TYPE_OBJ);
+        self.reinit_block(BlockType::Obj);
         let mut objs: Vec<(Vec<u8>, Vec<u64>)> = Vec::with_capacity(self.obj_index.len());
         for (id, offsets) in std::mem::take(&mut self.obj_index) {
             let key = &id.as_bytes()[..id_len.min(id.len())];
@@ -622,7 +614,7 @@ impl<W: Write> Writer<W> {
                 }
             }
             self.flush_block()?;
-            self.reinit_block(BLOCK_TYPE_OBJ);
+            self.reinit_block(BlockType::Obj);
             match self.block.add(&rec, &self.ctx) {
                 Err(e) if e.kind() == ErrorKind::EntryTooBig => {
                     // Too many positions for one block: store the "scan all refs" form.
@@ -659,18 +651,18 @@ impl<W: Write> Writer<W> {
         if empty {
             self.padded_write(false, 0)?;
         }
-        let version = self.opts.hash.version();
-        let mut footer = Vec::with_capacity(footer_size(version));
-        footer.extend_from_slice(&self.header);
-        footer.extend_from_slice(&self.stats.refs.index_offset.to_be_bytes());
-        footer.extend_from_slice(
-            &((self.stats.objs.offset << 5) | u64::from(self.stats.obj_id_len)).to_be_bytes(),
-        );
-        footer.extend_from_slice(&self.stats.objs.index_offset.to_be_bytes());
-        footer.extend_from_slice(&self.stats.logs.offset.to_be_bytes());
-        footer.extend_from_slice(&self.stats.logs.index_offset.to_be_bytes());
-        let crc = crc32fast::hash(&footer);
-        footer.extend_from_slice(&crc.to_be_bytes());
+        let fields = Footer {
+            header: self.header_fields(),
+            ref_index_offset: self.stats.refs.index_offset,
+            obj_offset: self.stats.objs.offset,
+            obj_id_len: self.stats.obj_id_len,
+            obj_index_offset: self.stats.objs.index_offset,
+            log_offset: self.stats.logs.offset,
+            log_index_offset: self.stats.logs.index_offset,
+            crc: 0,
+        };
+        let mut footer = Vec::with_capacity(fields.size());
+        fields.encode(&mut footer);
         self.out
             .write_all(&footer)
             .and_then(|_| self.out.flush())

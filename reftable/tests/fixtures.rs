@@ -226,11 +226,11 @@ fn each_table_reencodes_byte_identically() {
 
 /// Type and inflated bytes of every non-index block (index blocks hold offsets, which move
 /// when a compressed log block has another length).
-fn block_contents(t: &Table) -> Vec<(u8, Vec<u8>)> {
+fn block_contents(t: &Table) -> Vec<(reftable::format::BlockType, Vec<u8>)> {
     let hs = t.info().header_size();
     t.blocks()
         .map(|b| b.unwrap())
-        .filter(|b| b.block_type != b'i')
+        .filter(|b| b.block_type != reftable::format::BlockType::Index)
         .map(|b| {
             let ho = if b.offset == 0 { hs } else { 0 };
             let blk = reftable::block::Block::parse(
@@ -260,7 +260,9 @@ fn t0613_layouts() {
                 let b = b.unwrap();
                 format!(
                     "{} {} {}\n",
-                    b.block_type as char, b.restart_off, b.restart_count
+                    b.block_type.byte() as char,
+                    b.restart_off,
+                    b.restart_count
                 )
             })
             .collect();

@@ -1,6 +1,6 @@
 //! Exact block layouts git's own tests pin, reproduced by our writer.
 
-use reftable::record::{BLOCK_TYPE_INDEX, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF};
+use reftable::format::BlockType;
 use reftable::{HashId, ObjectId, RefRecord, RefValue, Table, WriteOptions, Writer};
 
 /// git's `block_iterator` unit test: 500 refs `refs/heads/branch-000`..`499` pointing at the
@@ -25,15 +25,15 @@ fn git_block_iterator_vector() {
         .iter()
         .map(|b| {
             let n = match b.block_type {
-                BLOCK_TYPE_REF => table.block_records::<RefRecord>(b).unwrap().len(),
-                BLOCK_TYPE_INDEX => table
+                BlockType::Ref => table.block_records::<RefRecord>(b).unwrap().len(),
+                BlockType::Index => table
                     .block_records::<reftable::IndexRecord>(b)
                     .unwrap()
                     .len(),
-                BLOCK_TYPE_OBJ => table.block_records::<reftable::ObjRecord>(b).unwrap().len(),
+                BlockType::Obj => table.block_records::<reftable::ObjRecord>(b).unwrap().len(),
                 _ => unreachable!(),
             };
-            (b.block_type, n, b.restart_count)
+            (b.block_type.byte(), n, b.restart_count)
         })
         .collect();
     assert_eq!(

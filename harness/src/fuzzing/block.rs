@@ -6,9 +6,8 @@
 //! size (0, 256, 4096, or the input length); bits 4–7: the table's `min_update_index`.
 
 use reftable::block::{parse_block, BlockCursor, BlockInfo};
-use reftable::record::{
-    CodecContext, BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
-};
+use reftable::format::BlockType;
+use reftable::record::CodecContext;
 use reftable::{HashId, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Stats};
 
 use crate::{alloc, limits};
@@ -73,18 +72,17 @@ fn decode(
     let Ok(Some(info)) = parsed else {
         return (stats, 1);
     };
-    let data: &[u8] = if info.block_type == BLOCK_TYPE_LOG {
+    let data: &[u8] = if info.block_type == BlockType::Log {
         &inflated
     } else {
         &block[..info.block_len]
     };
     check_layout(&info, data);
     let passes = match info.block_type {
-        BLOCK_TYPE_REF => records::<RefRecord>(&info, data, ctx, &mut stats),
-        BLOCK_TYPE_LOG => records::<LogRecord>(&info, data, ctx, &mut stats),
-        BLOCK_TYPE_OBJ => records::<ObjRecord>(&info, data, ctx, &mut stats),
-        BLOCK_TYPE_INDEX => records::<IndexRecord>(&info, data, ctx, &mut stats),
-        t => panic!("parse_block returned a block of invalid type 0x{t:02x}"),
+        BlockType::Ref => records::<RefRecord>(&info, data, ctx, &mut stats),
+        BlockType::Log => records::<LogRecord>(&info, data, ctx, &mut stats),
+        BlockType::Obj => records::<ObjRecord>(&info, data, ctx, &mut stats),
+        BlockType::Index => records::<IndexRecord>(&info, data, ctx, &mut stats),
     };
     (stats, passes)
 }

@@ -53,15 +53,15 @@ impl Objects for Pool {
     }
 }
 
-fn value(u: &mut Unstructured) -> AResult<Value> {
+fn value(u: &mut Unstructured<'_>) -> AResult<Value> {
     Ok(Value::oid(&oid(u.int_in_range(0..=7)?)))
 }
 
-fn name(u: &mut Unstructured) -> AResult<String> {
+fn name(u: &mut Unstructured<'_>) -> AResult<String> {
     Ok(NAMES[u.choose_index(NAMES.len())?].to_string())
 }
 
-fn update(u: &mut Unstructured, null: &Value) -> AResult<Update> {
+fn update(u: &mut Unstructured<'_>, null: &Value) -> AResult<Update> {
     let refname = name(u)?;
     let kind = u.int_in_range(0..=6)?;
     let (new, old, no_deref) = match kind {

@@ -6,6 +6,7 @@
 //! an update index, refs by object id) agrees with the written records; the block walk
 //! finds every record once; the header and footer agree with the writer's stats.
 
+use reftable::format::BlockType;
 use std::collections::BTreeSet;
 
 use arbitrary::Arbitrary;
@@ -151,9 +152,9 @@ fn check_blocks(t: &Table, recs: &TableRecords) {
     for b in t.blocks() {
         let b = b.unwrap_or_else(|e| panic!("block walk: {e}"));
         match b.block_type {
-            b'r' => refs += t.block_records::<RefRecord>(&b).unwrap().len(),
-            b'g' => logs += t.block_records::<LogRecord>(&b).unwrap().len(),
-            b'o' => objs += t.block_records::<ObjRecord>(&b).unwrap().len(),
+            BlockType::Ref => refs += t.block_records::<RefRecord>(&b).unwrap().len(),
+            BlockType::Log => logs += t.block_records::<LogRecord>(&b).unwrap().len(),
+            BlockType::Obj => objs += t.block_records::<ObjRecord>(&b).unwrap().len(),
             _ => assert!(!t.block_records::<IndexRecord>(&b).unwrap().is_empty()),
         }
     }

@@ -8,6 +8,7 @@
 //! pointing at that object. Whether what a valid table holds is read back right is the
 //! business of `write_roundtrip` and `merged_model`.
 
+use reftable::format::BlockType;
 use reftable::{LogRecord, ObjRecord, ObjectId, Record, RefRecord, Stats, Table, TableIter};
 
 use crate::{alloc, limits};
@@ -72,7 +73,7 @@ fn read(data: &[u8]) -> Stats {
     let info = *t.info();
     assert_eq!(info.size, data.len() as u64);
     assert_eq!(
-        info.footer_offset + reftable::table::footer_size(info.version) as u64,
+        info.footer_offset + reftable::format::footer_size(info.version) as u64,
         info.size
     );
     assert!(info.footer_offset >= info.header_size() as u64);
@@ -116,9 +117,9 @@ fn read(data: &[u8]) -> Stats {
         assert!(b.offset < info.footer_offset);
         m.op("block_records", 1, || {
             let _ = match b.block_type {
-                b'r' => t.block_records::<RefRecord>(&b).map(drop),
-                b'g' => t.block_records::<LogRecord>(&b).map(drop),
-                b'o' => t.block_records::<ObjRecord>(&b).map(drop),
+                BlockType::Ref => t.block_records::<RefRecord>(&b).map(drop),
+                BlockType::Log => t.block_records::<LogRecord>(&b).map(drop),
+                BlockType::Obj => t.block_records::<ObjRecord>(&b).map(drop),
                 _ => t.block_records::<reftable::IndexRecord>(&b).map(drop),
             };
         });

@@ -1,0 +1,124 @@
+//! Test hooks: deliberate defects and crash points, compiled only into builds made with
+//! `--cfg reftable_test_hooks` (`ci/test-hooks.sh` makes one, in a target directory of its
+//! own). A `--cfg` is not a Cargo feature, so no feature unification in a workspace can switch
+//! it on: every ordinary build, the `reftable` binary included, has none of this code.
+//!
+//! - [`Defect`]s are bugs the conformance gate must catch: [`plant`] switches one on for
+//!   the whole process.
+//! - [`CrashPoint`]s are the steps of a stack write where a crash test aborts the process:
+//!   the one named by the `REFTABLE_CRASH_AT` environment variable (read once) aborts.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+/// A deliberate bug.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Defect {
+    /// No defect.
+    None = 0,
+    /// Block writer: restart points one record late.
+    RestartOffByOne = 1,
+    /// Merged view: a tombstone does not shadow older values.
+    TombstoneIgnored = 2,
+    /// Ref database: transactions write update index + 1.
+    WrongUpdateIndex = 3,
+    /// Ref database: HEAD's entry is not written when its branch moves.
+    DroppedReflogEntry = 4,
+    /// Ref database: reflog time zones lose their sign.
+    LostTzSign = 5,
+}
+
+impl Defect {
+    /// Every real defect.
+    pub const ALL: [Defect; 5] = [
+        Defect::RestartOffByOne,
+        Defect::TombstoneIgnored,
+        Defect::WrongUpdateIndex,
+        Defect::DroppedReflogEntry,
+        Defect::LostTzSign,
+    ];
+}
+
+static ACTIVE: AtomicU8 = AtomicU8::new(0);
+
+/// Switch `defect` on for the whole process (`Defect::None` switches it off).
+pub fn plant(defect: Defect) {
+    ACTIVE.store(defect as u8, Ordering::SeqCst);
+}
+
+/// Whether `defect` is switched on.
+pub(crate) fn active(defect: Defect) -> bool {
+    ACTIVE.load(Ordering::Relaxed) == defect as u8
+}
+
+/// A step of a stack write where a crash test can abort the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CrashPoint {
+    /// An addition holds `tables.list.lock`.
+    AddLocked,
+    /// An addition's table is written to its temporary file.
+    AddTempWritten,
+    /// The table is renamed into the stack directory.
+    AddTableRenamed,
+    /// The new `tables.list` is written to its lock file.
+    CommitListWritten,
+    /// The lock file is renamed over `tables.list`.
+    CommitListRenamed,
+    /// A compaction holds the locks of the tables it merges.
+    CompactTablesLocked,
+    /// The compacted table is written to its temporary file.
+    CompactTempWritten,
+    /// The compacted table is renamed into the stack directory.
+    CompactTableRenamed,
+    /// The new `tables.list` is in place.
+    CompactListRenamed,
+}
+
+impl CrashPoint {
+    /// Every crash point, in the order a transaction and a compaction pass them.
+    pub const ALL: [CrashPoint; 9] = [
+        CrashPoint::AddLocked,
+        CrashPoint::AddTempWritten,
+        CrashPoint::AddTableRenamed,
+        CrashPoint::CommitListWritten,
+        CrashPoint::CommitListRenamed,
+        CrashPoint::CompactTablesLocked,
+        CrashPoint::CompactTempWritten,
+        CrashPoint::CompactTableRenamed,
+        CrashPoint::CompactListRenamed,
+    ];
+
+    /// The name `REFTABLE_CRASH_AT` takes (`add:locked`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashPoint::AddLocked => "add:locked",
+            CrashPoint::AddTempWritten => "add:temp-written",
+            CrashPoint::AddTableRenamed => "add:table-renamed",
+            CrashPoint::CommitListWritten => "commit:list-written",
+            CrashPoint::CommitListRenamed => "commit:list-renamed",
+            CrashPoint::CompactTablesLocked => "compact:tables-locked",
+            CrashPoint::CompactTempWritten => "compact:temp-written",
+            CrashPoint::CompactTableRenamed => "compact:table-renamed",
+            CrashPoint::CompactListRenamed => "compact:list-renamed",
+        }
+    }
+
+    /// The point named `name`.
+    pub fn from_name(name: &str) -> Option<CrashPoint> {
+        CrashPoint::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// Abort the process if `REFTABLE_CRASH_AT` names `point`.
+pub(crate) fn crash_at(point: CrashPoint) {
+    static ARMED: OnceLock<Option<CrashPoint>> = OnceLock::new();
+    let armed = ARMED.get_or_init(|| {
+        std::env::var("REFTABLE_CRASH_AT")
+            .ok()
+            .and_then(|n| CrashPoint::from_name(&n))
+    });
+    if *armed == Some(point) {
+        std::process::abort();
+    }
+}
