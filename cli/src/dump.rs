@@ -15,8 +15,8 @@ use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};
 
 use crate::path::{self, Target};
 use crate::text::{show_bytes, show_log_key, write_log, write_ref};
-use crate::walk::{self, Decoded};
 use crate::{CliError, CliResult};
+use reftable::walk::{self, DecodedRecord as Decoded};
 
 /// The name of a block type.
 pub fn type_name(t: BlockType) -> &'static str {
@@ -95,9 +95,10 @@ fn print_records<R: Record>(
 fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliError> {
     let mut first_err = None;
     let mut data_type = BlockType::Ref;
-    for b in t.blocks() {
-        let b = match b {
-            Ok(b) => b,
+    let mut walk = t.blocks();
+    while let Some(next) = walk.next_block() {
+        let (b, data) = match next {
+            Ok(x) => x,
             Err(e) => {
                 first_err.get_or_insert(e.to_string());
                 break;
@@ -126,14 +127,7 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
             b.restart_off,
             b.offset + b.full_size as u64
         )?;
-        let data = match walk::block_bytes(t, &b) {
-            Ok(d) => d,
-            Err(e) => {
-                first_err.get_or_insert(e.to_string());
-                continue;
-            }
-        };
-        let restarts = walk::restarts(&b, &data);
+        let restarts = walk::restarts(&b, data);
         write!(out, "    restarts:")?;
         for r in restarts {
             write!(out, " {r}")?;

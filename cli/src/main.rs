@@ -26,7 +26,6 @@ mod refs;
 mod stat;
 mod text;
 mod verify;
-mod walk;
 
 use std::fmt;
 use std::io;

@@ -121,26 +121,6 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
-/// Open a table file, refusing anything but a regular file.
-pub fn open_table(path: &Path) -> Result<Table, CliError> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            return Err(CliError::corrupt(format!(
-                "{}: not a regular file",
-                path.display()
-            )))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(CliError::corrupt(format!(
-                "{}: listed in tables.list but missing",
-                path.display()
-            )))
-        }
-        _ => {}
-    }
-    Ok(Table::open(path)?)
-}
-
 /// Follow a `.git` file (`gitdir: <path>`), relative to the file's directory.
 fn read_gitfile(file: &Path) -> Result<PathBuf, CliError> {
     let content = read_regular(file)
@@ -233,32 +213,22 @@ pub fn open(path: &Path) -> Result<Opened, CliError> {
             })
         }
         Target::Stack { dir, gitdir } => {
-            let list = dir.join("tables.list");
-            let names = match read_regular(&list) {
-                Ok(content) => reftable::stack::parse_tables_list(&content).map_err(|e| {
-                    CliError::corrupt(format!(
-                        "{}: {} (see 'reftable verify')",
-                        list.display(),
-                        e.message()
-                    ))
-                })?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                Err(e) => return Err(CliError::usage(format!("{}: {e}", list.display()))),
-            };
-            let mut tables = Vec::with_capacity(names.len());
-            for n in &names {
-                let p = dir.join(n);
-                let t = open_table(&p)?;
-                tables.push(t);
-            }
-            let hash = tables
-                .first()
-                .map(Table::hash)
-                .or_else(|| gitdir.as_deref().and_then(config_hash))
-                .unwrap_or(HashId::Sha1);
+            // Through the library's reader: read-only, regular files only, and a table that
+            // vanishes while a writer compacts makes it read the list again.
+            let hint = gitdir.as_deref().and_then(config_hash);
+            let stack = reftable::StackReader::open(dir, hint).map_err(|e| {
+                let list = e.file().is_some_and(|f| f.ends_with("tables.list"));
+                match e.kind() {
+                    reftable::ErrorKind::Format if list => {
+                        CliError::corrupt(format!("{e} (see 'reftable verify')"))
+                    }
+                    reftable::ErrorKind::NotExist => CliError::corrupt(e.to_string()),
+                    _ => CliError::from(e),
+                }
+            })?;
             Ok(Opened {
-                names,
-                merged: MergedTable::new(tables, hash)?,
+                names: stack.table_names().to_vec(),
+                merged: stack.merged().clone(),
                 target,
             })
         }

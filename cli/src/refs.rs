@@ -53,8 +53,11 @@ fn to_json(r: &RefRecord) -> RefJson {
     };
     match &r.value {
         RefValue::Deletion => j.kind = "deleted",
-        RefValue::Val1(id) => j.value = Some(id.to_string()),
-        RefValue::Val2 { value, peeled } => {
+        RefValue::Object(id) => j.value = Some(id.to_string()),
+        RefValue::Peeled {
+            object: value,
+            peeled,
+        } => {
             j.kind = "peeled";
             j.value = Some(value.to_string());
             j.peeled = Some(peeled.to_string());

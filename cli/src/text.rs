@@ -68,8 +68,11 @@ pub fn write_ref(out: &mut impl Write, r: &RefRecord) -> io::Result<()> {
     out.write_all(&r.refname)?;
     match &r.value {
         RefValue::Deletion => out.write_all(b" deleted"),
-        RefValue::Val1(id) => write!(out, " {id}"),
-        RefValue::Val2 { value, peeled } => write!(out, " {value} {peeled}"),
+        RefValue::Object(id) => write!(out, " {id}"),
+        RefValue::Peeled {
+            object: value,
+            peeled,
+        } => write!(out, " {value} {peeled}"),
         RefValue::Symref(t) => {
             out.write_all(b" ref:")?;
             out.write_all(t)

@@ -465,11 +465,11 @@ fn base() -> Vec<u8> {
     w.add_ref(&RefRecord::new(
         "refs/heads/main",
         1,
-        RefValue::Val1(oid(1)),
+        RefValue::Object(oid(1)),
     ))
     .unwrap();
-    let tag = RefValue::Val2 {
-        value: oid(2),
+    let tag = RefValue::Peeled {
+        object: oid(2),
         peeled: oid(1),
     };
     w.add_ref(&RefRecord::new("refs/tags/v1", 2, tag)).unwrap();

@@ -93,9 +93,9 @@ impl RefVal {
         use reftable::RefValue;
         match self {
             RefVal::Deletion => RefValue::Deletion,
-            RefVal::Val1(o) => RefValue::Val1(o.id(hash)),
-            RefVal::Val2(v, p) => RefValue::Val2 {
-                value: v.id(hash),
+            RefVal::Val1(o) => RefValue::Object(o.id(hash)),
+            RefVal::Val2(v, p) => RefValue::Peeled {
+                object: v.id(hash),
                 peeled: p.id(hash),
             },
             RefVal::Symref(n) => RefValue::Symref(n.0.clone()),

@@ -11,7 +11,7 @@
 //! - [`ops`], [`refs_model`], [`snapshot`]: ref operations as the conformance gate runs them,
 //!   the in-memory model of git's ref semantics, and the normalized state implementations
 //!   are compared on (used by the `conformance` crate and the `refdb_model` target).
-//! - [`stack_input`], [`stack_load`]: the stack target's input layout and loader.
+//! - [`stack_input`]: the stack target's input layout.
 //! - [`limits`], [`alloc`]: the resource bounds (records decoded, bytes allocated) every
 //!   target asserts, and the counting allocator that measures the latter.
 
@@ -28,4 +28,3 @@ pub mod refs_model;
 pub mod seeds;
 pub mod snapshot;
 pub mod stack_input;
-pub mod stack_load;

@@ -103,7 +103,7 @@ mod tests {
 
     fn r(name: &str, v: Option<u8>) -> RefRecord {
         let value = match v {
-            Some(b) => RefValue::Val1(ObjectId::from_bytes(&[b; 20]).unwrap()),
+            Some(b) => RefValue::Object(ObjectId::from_bytes(&[b; 20]).unwrap()),
             None => RefValue::Deletion,
         };
         RefRecord::new(name, 1, value)

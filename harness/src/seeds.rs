@@ -158,7 +158,7 @@ pub fn synthetic_tables() -> Vec<Vec<u8>> {
             let r = RefRecord::new(
                 format!("r/{i:03}"),
                 1 + (i % 2) as u64,
-                RefValue::Val1(id(i)),
+                RefValue::Object(id(i)),
             );
             w.add_ref(&r).expect("ref fits");
         }

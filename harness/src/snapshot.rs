@@ -54,10 +54,11 @@ impl Snapshot {
         let mut s = Snapshot::default();
         for r in db.refs()? {
             let v = match &r.value {
-                RefValue::Val1(id) => SValue::Oid(id.to_string(), None),
-                RefValue::Val2 { value, peeled } => {
-                    SValue::Oid(value.to_string(), Some(peeled.to_string()))
-                }
+                RefValue::Object(id) => SValue::Oid(id.to_string(), None),
+                RefValue::Peeled {
+                    object: value,
+                    peeled,
+                } => SValue::Oid(value.to_string(), Some(peeled.to_string())),
                 RefValue::Symref(t) => SValue::Symref(lossy(t)),
                 RefValue::Deletion => continue,
             };

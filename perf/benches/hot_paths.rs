@@ -19,7 +19,7 @@ fn table_bytes(n: usize) -> Vec<u8> {
     let mut w = Writer::new(Vec::new(), WriteOptions::default());
     w.set_limits(1, 1).expect("limits");
     for i in 0..n {
-        w.add_ref(&RefRecord::new(name(i), 1, RefValue::Val1(id())))
+        w.add_ref(&RefRecord::new(name(i), 1, RefValue::Object(id())))
             .expect("add");
     }
     w.finish().expect("finish")
@@ -79,7 +79,7 @@ fn bench(c: &mut Criterion) {
                             let v = if t >= 12 && i % 4 == 0 {
                                 RefValue::Deletion
                             } else {
-                                RefValue::Val1(id())
+                                RefValue::Object(id())
                             };
                             w.add_ref(&RefRecord::new(name(t * 4096 + i), ui, v))?;
                         }

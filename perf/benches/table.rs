@@ -19,7 +19,7 @@ fn write_table(n: usize) -> Vec<u8> {
     let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").expect("hex");
     let mut w = Writer::new(Vec::with_capacity(n * 40), WriteOptions::default());
     w.set_limits(1, 1).expect("limits");
-    let mut rec = RefRecord::new(Vec::new(), 1, RefValue::Val1(id));
+    let mut rec = RefRecord::new(Vec::new(), 1, RefValue::Object(id));
     for i in 0..n {
         rec.refname = name(i);
         w.add_ref(&rec).expect("add");

@@ -434,8 +434,8 @@ fn tag(i: usize) -> Vec<u8> {
 /// A stack of two tables: `refs/heads/main` and `n` tags, then tombstones for all the tags.
 fn tombstoned_tags(n: usize, cfg: Config) -> Result<(tempfile::TempDir, RefDb)> {
     let (dir, mut db) = open(cfg)?;
-    let mut live = vec![(b"refs/heads/main".to_vec(), RefValue::Val1(object_id()))];
-    live.extend((0..n).map(|i| (tag(i), RefValue::Val1(object_id()))));
+    let mut live = vec![(b"refs/heads/main".to_vec(), RefValue::Object(object_id()))];
+    live.extend((0..n).map(|i| (tag(i), RefValue::Object(object_id()))));
     add_table(db.stack_mut(), &live, &[])?;
     let dead: Vec<_> = (0..n).map(|i| (tag(i), RefValue::Deletion)).collect();
     add_table(db.stack_mut(), &dead, &[])?;
@@ -492,11 +492,11 @@ fn prefix_iteration(n: usize, cfg: Config) -> Result<Point> {
     for k in 0..OPS {
         for j in 0..4 {
             let name = format!("{}/r{j}", group(k)).into_bytes();
-            created.push((name, RefValue::Val1(object_id())));
+            created.push((name, RefValue::Object(object_id())));
         }
         for i in 0..per {
             let name = format!("{}t-{i:07}", group(k)).into_bytes();
-            created.push((name.clone(), RefValue::Val1(object_id())));
+            created.push((name.clone(), RefValue::Object(object_id())));
             deleted.push((name, RefValue::Deletion));
         }
     }
@@ -655,7 +655,11 @@ fn auto_compaction(n: usize, cfg: Config) -> Result<Point> {
     let mut max_tables = 0;
     for i in 0..n {
         let name = format!("refs/heads/branch-{i:07}").into_bytes();
-        add_table(db.stack_mut(), &[(name, RefValue::Val1(object_id()))], &[])?;
+        add_table(
+            db.stack_mut(),
+            &[(name, RefValue::Object(object_id()))],
+            &[],
+        )?;
         ledger.see(db.stack());
         if cfg.auto_compaction {
             db.stack_mut().auto_compact()?;

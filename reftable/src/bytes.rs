@@ -1,11 +1,44 @@
-//! Where a table's bytes live: a read-only memory map of the file, or an owned buffer.
+//! Where a table's bytes live: a read-only memory map of the file, or an owned buffer; and
+//! opening the stack's files, which must be regular files (a FIFO would block a reader
+//! forever, a device such as `/dev/zero` never end).
 //!
 //! This is the only place in the crate with `unsafe` code.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Open `path` for reading if it is a regular file (following symlinks). The type is checked
+/// before opening (opening a FIFO blocks until a writer comes) and again on the open file.
+pub(crate) fn open_regular(path: &Path, what: &str) -> Result<(File, u64)> {
+    let not_regular =
+        || Error::new(ErrorKind::Format, format!("{what} is not a regular file")).in_file(path);
+    let meta =
+        std::fs::metadata(path).map_err(|e| Error::io(e, format!("stat {what}")).in_file(path))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let file = File::open(path).map_err(|e| Error::io(e, format!("open {what}")).in_file(path))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(e, format!("stat {what}")).in_file(path))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, meta.len()))
+}
+
+/// Read a regular file whole, never more than the size it had when opened.
+pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>> {
+    let (file, len) = open_regular(path, "file")?;
+    let mut out = Vec::with_capacity(len.min(1 << 20) as usize);
+    file.take(len)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::io(e, "read").in_file(path))?;
+    Ok(out)
+}
 
 /// Files smaller than this are read into memory instead of being mapped.
 const MIN_MMAP_SIZE: u64 = 64 * 1024;
@@ -19,22 +52,24 @@ pub(crate) enum Bytes {
 impl Bytes {
     /// Open `path` read-only: mapped when large enough, read otherwise (and when mapping fails).
     pub(crate) fn open(path: &Path) -> Result<Bytes> {
-        let file = File::open(path).map_err(|e| Error::io(e, "open table").in_file(path))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(e, "stat table").in_file(path))?
-            .len();
+        let (file, len) = open_regular(path, "table")?;
         if len >= MIN_MMAP_SIZE {
-            // SAFETY: reftable files are immutable once written: git and this crate write
-            // them under a temporary name and rename them into place, and never modify a
-            // table after it is listed in `tables.list`. The map is read-only and private,
-            // so a concurrent writer cannot change the bytes we hand out except by
-            // truncating the file, which no reftable writer does.
+            // SAFETY: `Mmap` hands out the file's pages as `&[u8]`, which is sound only while
+            // nobody changes or truncates the file. The map is read-only but shared: writes
+            // to the file by anyone would show through it. Reftable files are immutable once
+            // written: git and this crate write a table under a temporary name, rename it
+            // into place, and never open a listed table for writing again; tables leave a
+            // stack by being unlinked, which keeps the mapped pages alive. A process that
+            // rewrites or truncates a table in place breaks that contract (a truncation would
+            // fault on access), as it would for git, which maps tables the same way.
             if let Ok(map) = unsafe { memmap2::MmapOptions::new().map(&file) } {
                 return Ok(Bytes::Mapped(map));
             }
         }
-        let data = std::fs::read(path).map_err(|e| Error::io(e, "read table").in_file(path))?;
+        let mut data = Vec::with_capacity(len as usize);
+        file.take(len)
+            .read_to_end(&mut data)
+            .map_err(|e| Error::io(e, "read table").in_file(path))?;
         Ok(Bytes::Owned(data))
     }
 

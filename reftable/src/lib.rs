@@ -28,7 +28,7 @@
 //! let mut w = Writer::new(Vec::new(), WriteOptions::default());
 //! w.set_limits(1, 1).unwrap();
 //! for name in ["refs/heads/a", "refs/heads/b", "refs/tags/v1"] {
-//!     w.add_ref(&RefRecord::new(name, 1, RefValue::Val1(id))).unwrap();
+//!     w.add_ref(&RefRecord::new(name, 1, RefValue::Object(id))).unwrap();
 //! }
 //! let table = Table::from_bytes("example.ref", w.finish().unwrap()).unwrap();
 //!
@@ -81,11 +81,13 @@ pub mod record;
 pub mod refdb;
 pub mod refname;
 pub mod stack;
+pub mod stack_reader;
 mod stats;
 pub mod table;
 #[cfg(reftable_test_hooks)]
 pub mod test_hooks;
 pub mod varint;
+pub mod walk;
 mod writer;
 
 pub use error::{Error, ErrorKind, Result};
@@ -96,6 +98,8 @@ pub use record::{
     IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
 };
 pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
+pub use stack_reader::StackReader;
 pub use stats::Stats;
 pub use table::{Table, TableInfo, TableIter};
+pub use walk::BlockWalk;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};

@@ -25,7 +25,7 @@ use crate::table::{Table, TableIter};
 ///     w.set_limits(ui, ui).unwrap();
 ///     for (name, v) in refs {
 ///         let value = match v {
-///             Some(b) => RefValue::Val1(ObjectId::from_bytes(&[*b; 20]).unwrap()),
+///             Some(b) => RefValue::Object(ObjectId::from_bytes(&[*b; 20]).unwrap()),
 ///             None => RefValue::Deletion,
 ///         };
 ///         w.add_ref(&RefRecord::new(*name, ui, value)).unwrap();
@@ -350,7 +350,7 @@ mod tests {
         RefRecord::new(
             name,
             ui,
-            v.map_or(RefValue::Deletion, |b| RefValue::Val1(id(b))),
+            v.map_or(RefValue::Deletion, |b| RefValue::Object(id(b))),
         )
     }
 

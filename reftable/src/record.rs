@@ -182,12 +182,13 @@ pub enum RefValue {
     /// A tombstone: the ref is deleted (value type 0).
     #[default]
     Deletion,
-    /// The ref points at an object (value type 1).
-    Val1(ObjectId),
-    /// The ref points at an annotated tag, stored with its peeled object (value type 2).
-    Val2 {
+    /// The ref points at an object (value type 1; git's `VAL1`).
+    Object(ObjectId),
+    /// The ref points at an annotated tag, stored with the object the tag peels to (value
+    /// type 2; git's `VAL2`).
+    Peeled {
         /// The tag object the ref points at.
-        value: ObjectId,
+        object: ObjectId,
         /// The object the tag peels to.
         peeled: ObjectId,
     },
@@ -199,7 +200,7 @@ pub enum RefValue {
 ///
 /// ```
 /// use reftable::{ObjectId, Record, RefRecord, RefValue};
-/// let r = RefRecord::new("refs/heads/main", 1, RefValue::Val1(ObjectId::null(Default::default())));
+/// let r = RefRecord::new("refs/heads/main", 1, RefValue::Object(ObjectId::null(Default::default())));
 /// assert_eq!(r.refname, b"refs/heads/main");
 /// assert!(!r.is_deletion());
 /// ```
@@ -226,7 +227,7 @@ impl RefRecord {
     /// The object the ref points at directly, if any.
     pub fn value_id(&self) -> Option<&ObjectId> {
         match &self.value {
-            RefValue::Val1(id) | RefValue::Val2 { value: id, .. } => Some(id),
+            RefValue::Object(id) | RefValue::Peeled { object: id, .. } => Some(id),
             _ => None,
         }
     }
@@ -234,7 +235,7 @@ impl RefRecord {
     /// The peeled object of an annotated tag ref, if stored.
     pub fn peeled_id(&self) -> Option<&ObjectId> {
         match &self.value {
-            RefValue::Val2 { peeled, .. } => Some(peeled),
+            RefValue::Peeled { peeled, .. } => Some(peeled),
             _ => None,
         }
     }
@@ -259,8 +260,8 @@ impl Record for RefRecord {
     fn value_type(&self) -> u8 {
         match self.value {
             RefValue::Deletion => 0,
-            RefValue::Val1(_) => 1,
-            RefValue::Val2 { .. } => 2,
+            RefValue::Object(_) => 1,
+            RefValue::Peeled { .. } => 2,
             RefValue::Symref(_) => 3,
         }
     }
@@ -269,8 +270,11 @@ impl Record for RefRecord {
         varint::put(out, self.update_index.wrapping_sub(ctx.min_update_index));
         match &self.value {
             RefValue::Deletion => {}
-            RefValue::Val1(id) => out.extend_from_slice(id.as_bytes()),
-            RefValue::Val2 { value, peeled } => {
+            RefValue::Object(id) => out.extend_from_slice(id.as_bytes()),
+            RefValue::Peeled {
+                object: value,
+                peeled,
+            } => {
                 out.extend_from_slice(value.as_bytes());
                 out.extend_from_slice(peeled.as_bytes());
             }
@@ -296,11 +300,14 @@ impl Record for RefRecord {
         let what = "ref value extends past the end of the records";
         match value_type {
             0 => self.value = RefValue::Deletion,
-            1 => self.value = RefValue::Val1(get_id(data, &mut pos, ctx.hash_size, what)?),
+            1 => self.value = RefValue::Object(get_id(data, &mut pos, ctx.hash_size, what)?),
             2 => {
                 let value = get_id(data, &mut pos, ctx.hash_size, what)?;
                 let peeled = get_id(data, &mut pos, ctx.hash_size, what)?;
-                self.value = RefValue::Val2 { value, peeled };
+                self.value = RefValue::Peeled {
+                    object: value,
+                    peeled,
+                };
             }
             3 => {
                 let mut target = match std::mem::take(&mut self.value) {
@@ -609,9 +616,9 @@ mod tests {
     fn ref_roundtrip_all_types() {
         for value in [
             RefValue::Deletion,
-            RefValue::Val1(id(1)),
-            RefValue::Val2 {
-                value: id(2),
+            RefValue::Object(id(1)),
+            RefValue::Peeled {
+                object: id(2),
                 peeled: id(3),
             },
             RefValue::Symref(b"refs/heads/main".to_vec()),

@@ -450,7 +450,9 @@ impl Stack {
                 }
                 Some(r) => match r.value {
                     RefValue::Symref(t) => name = t,
-                    RefValue::Val1(id) | RefValue::Val2 { value: id, .. } => return Ok(Some(id)),
+                    RefValue::Object(id) | RefValue::Peeled { object: id, .. } => {
+                        return Ok(Some(id))
+                    }
                     RefValue::Deletion => unreachable!("read_ref hides tombstones"),
                 },
             }
@@ -983,8 +985,11 @@ impl RefDb {
                 Some(RefTarget::Symref(t)) => RefValue::Symref(t.clone()),
                 Some(RefTarget::Oid(id)) if id.is_null() => RefValue::Deletion,
                 Some(RefTarget::Oid(id)) => match objects.lookup(id) {
-                    ObjectKind::Tag { peeled } => RefValue::Val2 { value: *id, peeled },
-                    _ => RefValue::Val1(*id),
+                    ObjectKind::Tag { peeled } => RefValue::Peeled {
+                        object: *id,
+                        peeled,
+                    },
+                    _ => RefValue::Object(*id),
                 },
                 None => continue,
             };

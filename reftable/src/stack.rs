@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::{footer_size, header_size};
@@ -13,6 +13,9 @@ use crate::hash::HashId;
 use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
 use crate::merged::MergedTable;
 use crate::record::{LogRecord, Record, RefRecord};
+use crate::stack_reader::{
+    load_retrying, open_listed, open_tables, parse_tables_list, read_tables_list,
+};
 use crate::stats::Stats;
 use crate::table::Table;
 use crate::writer::{WriteOptions, Writer};
@@ -95,7 +98,7 @@ pub struct CompactionStats {
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
 /// stack.add(|w, ui| {
 ///     w.set_limits(ui, ui)?;
-///     w.add_ref(&RefRecord::new("refs/heads/main", ui, RefValue::Val1(id)))
+///     w.add_ref(&RefRecord::new("refs/heads/main", ui, RefValue::Object(id)))
 /// }).unwrap();
 /// assert_eq!(stack.merged().read_ref(b"refs/heads/main").unwrap().unwrap().update_index, 1);
 /// ```
@@ -139,31 +142,6 @@ fn meta_id(m: &std::fs::Metadata) -> Option<FileId> {
 
 fn file_id(path: &Path) -> Option<FileId> {
     std::fs::metadata(path).ok().as_ref().and_then(meta_id)
-}
-
-/// Parse `tables.list`: one table file name a line; empty lines are skipped. A name that is
-/// not a plain file name in the stack directory is a format error (it is never opened).
-pub fn parse_tables_list(content: &[u8]) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for (i, line) in content.split(|&b| b == b'\n').enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        let name = std::str::from_utf8(line).map_err(|_| {
-            Error::format(format!(
-                "tables.list line {}: table name is not UTF-8",
-                i + 1
-            ))
-        })?;
-        if name.contains(['/', '\\', '\0']) || name == "." || name == ".." {
-            return Err(Error::format(format!(
-                "tables.list line {}: {name:?} is not a table file name in the stack directory",
-                i + 1
-            )));
-        }
-        names.push(name.to_string());
-    }
-    Ok(names)
 }
 
 /// git's table file name stem: `0x<min>-0x<max>-<random>` (at least 12 hex digits each).
@@ -283,13 +261,15 @@ impl Stack {
     /// identity of the very file the names came from.
     fn read_list_pinned(&self) -> Result<(Vec<String>, Option<ListPin>)> {
         use std::io::Read;
-        let mut file = match File::open(&self.list_path) {
+        let (file, len) = match crate::bytes::open_regular(&self.list_path, "tables.list") {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
-            Err(e) => return Err(Error::io(e, "open tables.list").in_file(&self.list_path)),
+            Err(e) if e.kind() == ErrorKind::NotExist => return Ok((Vec::new(), None)),
+            Err(e) => return Err(e),
         };
         let mut content = Vec::new();
-        file.read_to_end(&mut content)
+        (&file)
+            .take(len)
+            .read_to_end(&mut content)
             .map_err(|e| Error::io(e, "read tables.list").in_file(&self.list_path))?;
         let names = parse_tables_list(&content).map_err(|e| e.in_file(&self.list_path))?;
         let id = file.metadata().ok().as_ref().and_then(meta_id);
@@ -297,31 +277,7 @@ impl Stack {
     }
 
     fn read_list(&self) -> Result<Vec<String>> {
-        match std::fs::read(&self.list_path) {
-            Ok(content) => parse_tables_list(&content).map_err(|e| e.in_file(&self.list_path)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(Error::io(e, "read tables.list").in_file(&self.list_path)),
-        }
-    }
-
-    fn open_tables(&mut self, names: &[String]) -> Result<Vec<Table>> {
-        let mut out = Vec::with_capacity(names.len());
-        for name in names {
-            let reuse = self
-                .names
-                .iter()
-                .position(|n| n == name)
-                .map(|i| self.merged.tables()[i].clone());
-            let table = match reuse {
-                Some(t) => t,
-                None => {
-                    self.own_stats.tables_opened += 1;
-                    Table::open(self.dir.join(name))?
-                }
-            };
-            out.push(table);
-        }
-        Ok(out)
+        read_tables_list(&self.dir)
     }
 
     /// Re-read `tables.list` and open the tables it names, reusing tables already open. When
@@ -329,39 +285,43 @@ impl Stack {
     /// the load retried (with growing, jittered delays, for up to about 3 seconds). On
     /// failure the stack keeps its previous tables.
     pub fn reload(&mut self) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let mut delay_ms = 0u64;
-        let mut tries = 0;
-        loop {
-            let (names, pin) = self.read_list_pinned()?;
-            match self.open_tables(&names) {
-                Ok(tables) => {
-                    // Keep the counters of tables leaving the stack, so stats never go back.
-                    for (name, t) in self.names.iter().zip(self.merged.tables()) {
-                        if !names.contains(name) {
-                            let mut gone = t.stats();
-                            gone.tables_opened = 0;
-                            self.own_stats += gone;
-                        }
-                    }
-                    self.merged = MergedTable::new(tables, self.opts.hash())?;
-                    self.merged
-                        .set_suppress_deletions(self.opts.suppress_deletions);
-                    self.names = names;
-                    self.list_pin = pin;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == ErrorKind::NotExist => {
-                    tries += 1;
-                    if self.read_list()? == names || (tries >= 3 && Instant::now() > deadline) {
-                        return Err(e);
-                    }
-                    delay_ms = delay_ms + delay_ms * u64::from(random_u32()) / (1u64 << 32) + 1;
-                    std::thread::sleep(Duration::from_millis(delay_ms));
-                }
-                Err(e) => return Err(e),
+        let (old_names, old) = (&self.names, self.merged.tables());
+        let reuse = |n: &str| {
+            old_names
+                .iter()
+                .position(|o| o == n)
+                .map(|i| old[i].clone())
+        };
+        let mut opened = 0u64;
+        let dir = &self.dir;
+        let (names, pin, tables) = load_retrying(
+            || self.read_list_pinned(),
+            |names| {
+                open_tables(
+                    names,
+                    |n| {
+                        opened += 1;
+                        open_listed(dir, n)
+                    },
+                    reuse,
+                )
+            },
+        )?;
+        self.own_stats.tables_opened += opened;
+        // Keep the counters of tables leaving the stack, so stats never go back.
+        for (name, t) in self.names.iter().zip(self.merged.tables()) {
+            if !names.contains(name) {
+                let mut gone = t.stats();
+                gone.tables_opened = 0;
+                self.own_stats += gone;
             }
         }
+        self.merged = MergedTable::new(tables, self.opts.hash())?;
+        self.merged
+            .set_suppress_deletions(self.opts.suppress_deletions);
+        self.names = names;
+        self.list_pin = pin;
+        Ok(())
     }
 
     /// Whether `tables.list` still names the loaded tables.
@@ -734,29 +694,6 @@ mod tests {
         assert_eq!(suggest_compaction_segment(&[261, 49, 47], 2), Some((1, 3)));
         assert_eq!(suggest_compaction_segment(&[5], 2), None);
         assert_eq!(suggest_compaction_segment(&[], 2), None);
-    }
-
-    #[test]
-    fn tables_list_names_are_checked() {
-        assert_eq!(
-            parse_tables_list(b"a.ref\n\nb.ref\n").unwrap(),
-            ["a.ref", "b.ref"]
-        );
-        assert_eq!(parse_tables_list(b"a.ref").unwrap(), ["a.ref"]);
-        for bad in [
-            &b"../x.ref\n"[..],
-            b"/etc/passwd\n",
-            b"sub/t.ref\n",
-            b"..\n",
-            b".\n",
-            b"a\\b\n",
-        ] {
-            assert_eq!(
-                parse_tables_list(bad).unwrap_err().kind(),
-                ErrorKind::Format,
-                "{bad:?}"
-            );
-        }
     }
 
     #[test]

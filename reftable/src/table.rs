@@ -11,6 +11,7 @@ use crate::format::{header_size, BlockType, Footer};
 use crate::hash::{HashId, ObjectId};
 use crate::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 use crate::stats::{Stats, StatsSink};
+use crate::walk::BlockWalk;
 
 /// Where one section of a table is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,7 +86,7 @@ struct TableInner {
 /// let mut w = Writer::new(Vec::new(), WriteOptions::default());
 /// w.set_limits(1, 1).unwrap();
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
-/// w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Val1(id))).unwrap();
+/// w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Object(id))).unwrap();
 /// let bytes = w.finish().unwrap();
 ///
 /// let table = Table::from_bytes("example.ref", bytes).unwrap();
@@ -352,15 +353,10 @@ impl Table {
         Ok(out)
     }
 
-    /// Every block of the file in order, for inspection and verification.
+    /// Every block of the file in order, for inspection and verification (see
+    /// [`crate::walk`]).
     pub fn blocks(&self) -> BlockWalk {
-        BlockWalk {
-            table: self.clone(),
-            offset: 0,
-            done: false,
-            inflated: Vec::new(),
-            stats: Stats::default(),
-        }
+        BlockWalk::new(self.clone())
     }
 
     /// Decode every record of the block described by `info` (from [`Table::blocks`]).
@@ -374,51 +370,6 @@ impl Table {
             out.push(r.clone());
         }
         Ok(out)
-    }
-}
-
-/// Walks the blocks of a table in file order.
-pub struct BlockWalk {
-    table: Table,
-    offset: u64,
-    done: bool,
-    inflated: Vec<u8>,
-    stats: Stats,
-}
-
-impl Iterator for BlockWalk {
-    type Item = Result<BlockInfo>;
-
-    fn next(&mut self) -> Option<Result<BlockInfo>> {
-        let info = self.table.info();
-        if self.done || self.offset >= info.footer_offset {
-            return None;
-        }
-        let data = &self.table.bytes()[self.offset as usize..info.footer_offset as usize];
-        let header_off = if self.offset == 0 {
-            info.header_size()
-        } else {
-            0
-        };
-        match parse_block(
-            data,
-            self.offset,
-            header_off,
-            info.block_size as usize,
-            None,
-            &mut self.inflated,
-            &mut self.stats,
-        ) {
-            Ok(Some(b)) => {
-                self.offset += b.full_size as u64;
-                Some(Ok(b))
-            }
-            Ok(None) => None,
-            Err(e) => {
-                self.done = true;
-                Some(Err(e.in_file(self.table.name())))
-            }
-        }
     }
 }
 

@@ -135,7 +135,7 @@ impl WriterStats {
 /// let mut w = Writer::new(Vec::new(), WriteOptions::default());
 /// w.set_limits(1, 1).unwrap();
 /// w.add_ref(&RefRecord::new("HEAD", 1, RefValue::Symref(b"refs/heads/main".to_vec()))).unwrap();
-/// w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Val1(id))).unwrap();
+/// w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Object(id))).unwrap();
 /// w.add_log(&LogRecord {
 ///     refname: b"refs/heads/main".to_vec(),
 ///     update_index: 1,

@@ -50,14 +50,14 @@ fn base_table(opts: WriteOptions) -> Vec<u8> {
     w.add_ref(&RefRecord::new(
         "refs/heads/main",
         1,
-        RefValue::Val1(oid(1)),
+        RefValue::Object(oid(1)),
     ))
     .unwrap();
     w.add_ref(&RefRecord::new(
         "refs/tags/v1",
         2,
-        RefValue::Val2 {
-            value: oid(2),
+        RefValue::Peeled {
+            object: oid(2),
             peeled: oid(1),
         },
     ))
@@ -232,9 +232,9 @@ fn restart_count_zero_is_read_linearly() {
     // A refs-only table, so the shorter block is followed by the footer.
     let mut w = Writer::new(Vec::new(), WriteOptions::default());
     w.set_limits(1, 1).unwrap();
-    w.add_ref(&RefRecord::new("a", 1, RefValue::Val1(oid(1))))
+    w.add_ref(&RefRecord::new("a", 1, RefValue::Object(oid(1))))
         .unwrap();
-    w.add_ref(&RefRecord::new("b", 1, RefValue::Val1(oid(2))))
+    w.add_ref(&RefRecord::new("b", 1, RefValue::Object(oid(2))))
         .unwrap();
     let mut t = w.finish().unwrap();
     let len = be24(&t[25..28]);
@@ -338,7 +338,7 @@ fn index_cycles_are_rejected() {
         w.add_ref(&RefRecord::new(
             format!("refs/heads/b{i:03}"),
             1,
-            RefValue::Val1(oid(1)),
+            RefValue::Object(oid(1)),
         ))
         .unwrap();
     }
@@ -368,7 +368,7 @@ fn api_misuse() {
         w.set_limits(5, 6).unwrap();
         w
     };
-    let r = |name: &str, ui| RefRecord::new(name, ui, RefValue::Val1(oid(1)));
+    let r = |name: &str, ui| RefRecord::new(name, ui, RefValue::Object(oid(1)));
     // Unsorted keys and duplicates.
     let mut w = new();
     w.add_ref(&r("b", 5)).unwrap();
@@ -408,7 +408,7 @@ fn api_misuse() {
     let sha256 = ObjectId::from_bytes(&[1; 32]).unwrap();
     assert_eq!(
         new()
-            .add_ref(&RefRecord::new("a", 5, RefValue::Val1(sha256)))
+            .add_ref(&RefRecord::new("a", 5, RefValue::Object(sha256)))
             .unwrap_err()
             .kind(),
         ErrorKind::Api

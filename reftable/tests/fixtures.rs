@@ -75,8 +75,11 @@ fn format_refs(refs: impl IntoIterator<Item = RefRecord>) -> String {
         let name = String::from_utf8_lossy(&r.refname);
         match &r.value {
             RefValue::Deletion => continue,
-            RefValue::Val1(id) => writeln!(s, "{name} {id}"),
-            RefValue::Val2 { value, peeled } => writeln!(s, "{name} {value} {peeled}"),
+            RefValue::Object(id) => writeln!(s, "{name} {id}"),
+            RefValue::Peeled {
+                object: value,
+                peeled,
+            } => writeln!(s, "{name} {value} {peeled}"),
             RefValue::Symref(t) => writeln!(s, "{name} ref:{}", String::from_utf8_lossy(t)),
         }
         .unwrap();

@@ -14,7 +14,7 @@ fn git_block_iterator_vector() {
         w.add_ref(&RefRecord::new(
             name,
             1,
-            RefValue::Val1(ObjectId::null(HashId::Sha1)),
+            RefValue::Object(ObjectId::null(HashId::Sha1)),
         ))
         .unwrap();
     }

@@ -99,9 +99,9 @@ fn build(opts: WriteOptions, input: &Input) -> (Vec<RefRecord>, Vec<LogRecord>) 
         .map(|(name, (ui, v))| {
             let value = match v {
                 V::Del => RefValue::Deletion,
-                V::One(a) => RefValue::Val1(id(hash, *a)),
-                V::Two(a, b) => RefValue::Val2 {
-                    value: id(hash, *a),
+                V::One(a) => RefValue::Object(id(hash, *a)),
+                V::Two(a, b) => RefValue::Peeled {
+                    object: id(hash, *a),
                     peeled: id(hash, *b),
                 },
                 V::Sym(t) => RefValue::Symref(t.clone()),

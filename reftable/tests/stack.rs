@@ -29,7 +29,7 @@ fn no_auto() -> StackOptions {
 fn add_ref(st: &mut Stack, name: &str, value: Option<u8>) -> reftable::Result<()> {
     st.add(|w, ui| {
         w.set_limits(ui, ui)?;
-        let v = value.map_or(RefValue::Deletion, |b| RefValue::Val1(oid(b)));
+        let v = value.map_or(RefValue::Deletion, |b| RefValue::Object(oid(b)));
         w.add_ref(&RefRecord::new(name, ui, v))
     })
 }
@@ -116,7 +116,11 @@ fn uptodate_and_reload_flag() {
     assert_eq!(add.next_update_index(), 2);
     add.add_table(|w, ui| {
         w.set_limits(ui, ui)?;
-        w.add_ref(&RefRecord::new("refs/heads/b", ui, RefValue::Val1(oid(2))))
+        w.add_ref(&RefRecord::new(
+            "refs/heads/b",
+            ui,
+            RefValue::Object(oid(2)),
+        ))
     })
     .unwrap();
     add.commit().unwrap();
@@ -133,7 +137,7 @@ fn update_index_check() {
     let e = st
         .add(|w, _| {
             w.set_limits(1, 1)?;
-            w.add_ref(&RefRecord::new("b", 1, RefValue::Val1(oid(1))))
+            w.add_ref(&RefRecord::new("b", 1, RefValue::Object(oid(1))))
         })
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Api);
@@ -182,8 +186,8 @@ fn tombstones_and_full_compaction() {
     let mut st = Stack::open(dir.path(), no_auto()).unwrap();
     st.add(|w, ui| {
         w.set_limits(ui, ui)?;
-        w.add_ref(&RefRecord::new("a", ui, RefValue::Val1(oid(1))))?;
-        w.add_ref(&RefRecord::new("b", ui, RefValue::Val1(oid(1))))?;
+        w.add_ref(&RefRecord::new("a", ui, RefValue::Object(oid(1))))?;
+        w.add_ref(&RefRecord::new("b", ui, RefValue::Object(oid(1))))?;
         w.add_log(&log("a", ui, 10, "one"))
     })
     .unwrap();
@@ -332,7 +336,7 @@ fn auto_compaction_keeps_the_stack_logarithmic() {
                 let value = if factor == 2 {
                     RefValue::Symref(b"master".to_vec())
                 } else {
-                    RefValue::Val1(ObjectId::null(HashId::Sha1))
+                    RefValue::Object(ObjectId::null(HashId::Sha1))
                 };
                 w.add_ref(&RefRecord::new(format!("branch{i:04}"), ui, value))
             })
@@ -491,7 +495,7 @@ fn many_additions_read_back() {
             w.add_ref(&RefRecord::new(
                 name.clone(),
                 ui,
-                RefValue::Val1(oid(i as u8)),
+                RefValue::Object(oid(i as u8)),
             ))?;
             w.add_log(&log(&name, ui, 1000 + i, "update"))
         })

@@ -1,6 +1,6 @@
 //! Target `stack_read`: a stack from an arbitrary `tables.list` and table files (layout in
-//! [`crate::stack_input`]), read through the merged view with and without
-//! `suppress_deletions`.
+//! [`crate::stack_input`]), loaded by the library's [`StackReader`] and read through the
+//! merged view with and without `suppress_deletions`.
 //!
 //! Oracles: the merged view fails exactly when one of its tables fails to iterate; when
 //! every table iterates in strictly increasing key order, the merged view equals the
@@ -9,11 +9,10 @@
 //! Work and memory are bounded by the bytes of the *listed* tables: a list may name one
 //! file many times, and each listing is a table of its own.
 
-use reftable::{LogRecord, MergedTable, Record, RefRecord, Result, Stats, Table};
+use reftable::{LogRecord, MergedTable, Record, RefRecord, Result, StackReader, Stats, Table};
 
 use crate::model::StackModel;
 use crate::stack_input::StackInput;
-use crate::stack_load::open_tables;
 use crate::{alloc, limits};
 
 /// Names looked up with `read_ref` and `read_log`.
@@ -50,9 +49,16 @@ fn strictly_increasing<R: Record>(recs: &[R]) -> bool {
 
 /// Returns the work done, the bytes of the listed tables and the passes made.
 fn read(input: &StackInput<'_>) -> (Stats, usize, u64) {
-    let Ok(tables) = open_tables(input) else {
+    // The library's own stack loader, from memory.
+    let loaded = StackReader::from_memory(
+        input.list,
+        |name| input.file(name.as_bytes()).map(<[u8]>::to_vec),
+        None,
+    );
+    let Ok(stack) = loaded else {
         return (Stats::default(), 0, 0);
     };
+    let tables = stack.tables().to_vec();
     let listed: usize = tables.iter().map(|t| t.bytes().len()).sum();
     let hash = tables.first().map_or(Default::default(), Table::hash);
     let total = |tables: &[Table]| {

@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut stack = Stack::open(dir, opts())?;
             stack.add(|w, ui| {
                 w.set_limits(ui, ui)?;
-                let mut rec = RefRecord::new(Vec::new(), ui, RefValue::Val1(id));
+                let mut rec = RefRecord::new(Vec::new(), ui, RefValue::Object(id));
                 for i in 0..n {
                     rec.refname.clear();
                     rec.refname.extend_from_slice(name(i).as_bytes());

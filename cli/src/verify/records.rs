@@ -1,0 +1,380 @@
+//! Per-record checks: keys in order, record contents, and what the table-wide checks need
+//! (last keys of blocks, index entries, obj records, object ids of refs).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+
+use reftable::block::BlockInfo;
+use reftable::format::BlockType;
+use reftable::refdb::is_existence_marker;
+use reftable::refname::is_valid_refname;
+use reftable::walk::{self, DecodedRecord};
+use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
+
+use super::sections::SectionRange;
+use super::TableChecker;
+use crate::text::{show_bytes, show_log_key};
+
+/// A key, remembered compactly: its hash and length, and its start for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct KeySig {
+    pub(super) hash: u64,
+    pub(super) len: usize,
+    pub(super) shown: String,
+}
+
+impl KeySig {
+    pub(super) fn new(key: &[u8], log_keys: bool) -> KeySig {
+        let mut h = DefaultHasher::new();
+        key.hash(&mut h);
+        KeySig {
+            hash: h.finish(),
+            len: key.len(),
+            shown: if log_keys {
+                show_log_key(key)
+            } else {
+                show_bytes(key, 100)
+            },
+        }
+    }
+
+    pub(super) fn same(&self, other: &KeySig) -> bool {
+        self.hash == other.hash && self.len == other.len
+    }
+}
+
+/// An index entry: the key it promises and the block it points at.
+#[derive(Clone, Debug)]
+pub(super) struct IndexEntry {
+    pub(super) key: KeySig,
+    pub(super) target: u64,
+    /// Where the entry is, for messages.
+    pub(super) block: BlockInfo,
+    pub(super) at: usize,
+}
+
+/// An obj record and where it is.
+#[derive(Clone, Debug)]
+pub(super) struct ObjEntry {
+    pub(super) prefix: Vec<u8>,
+    pub(super) offsets: Vec<u64>,
+    pub(super) block: BlockInfo,
+    pub(super) at: usize,
+}
+
+/// What the record checks of a table collect for the checks that need the whole table.
+#[derive(Default)]
+pub(super) struct Collected {
+    /// Last key of every block that decoded completely, by block offset.
+    pub(super) last_keys: BTreeMap<u64, KeySig>,
+    /// Index entries by index block offset.
+    pub(super) index: BTreeMap<u64, Vec<IndexEntry>>,
+    /// Obj records.
+    pub(super) objs: Vec<ObjEntry>,
+    /// Object id prefix (`obj_id_len` bytes) → ref blocks holding a ref to such an object, and
+    /// one such ref's name.
+    pub(super) ref_ids: BTreeMap<Vec<u8>, (BTreeSet<u64>, Vec<u8>)>,
+}
+
+/// Keys of the data blocks of one section, carried from block to block.
+#[derive(Default)]
+pub(super) struct KeyOrder {
+    pub(super) prev: Vec<u8>,
+    pub(super) have_prev: bool,
+}
+
+/// A problem found while decoding, before it is located.
+pub(super) type Issue = (usize, String);
+
+pub(super) fn hex(b: &[u8]) -> String {
+    b.iter().map(|c| format!("{c:02x}")).collect()
+}
+
+/// Check key order for one record; `first` is true for the first record of a block.
+pub(super) fn check_order(
+    order: &mut KeyOrder,
+    key: &[u8],
+    first: bool,
+    log: bool,
+    issues: &mut Vec<Issue>,
+    at: usize,
+) {
+    if order.have_prev && key <= order.prev.as_slice() {
+        let show = |k: &[u8]| {
+            if log {
+                show_log_key(k)
+            } else {
+                show_bytes(k, 100)
+            }
+        };
+        issues.push((
+            at,
+            format!(
+                "key {} is not greater than {} {}",
+                show(key),
+                if first {
+                    "the last key of the previous block,"
+                } else {
+                    "the previous key,"
+                },
+                show(&order.prev)
+            ),
+        ));
+    }
+    order.prev.clear();
+    order.prev.extend_from_slice(key);
+    order.have_prev = true;
+}
+
+impl TableChecker<'_> {
+    /// Decode every record of block `b` (its bytes `data`, inflated for log blocks); check
+    /// keys, restarts and record contents. `orders` carries each section's key order from
+    /// block to block.
+    pub(super) fn records(
+        &mut self,
+        b: &BlockInfo,
+        data: &[u8],
+        sections: &[SectionRange],
+        orders: &mut BTreeMap<BlockType, KeyOrder>,
+    ) {
+        {
+            // Data blocks continue their section's key order; index blocks are ordered within
+            // the block only.
+            let section = sections
+                .iter()
+                .find(|s| s.contains(b.offset))
+                .map(|s| s.block_type);
+            let mut local = KeyOrder::default();
+            let order = if b.block_type == BlockType::Index {
+                &mut local
+            } else {
+                orders.entry(section.unwrap_or(b.block_type)).or_default()
+            };
+            let mut starts: Vec<(usize, bool)> = Vec::new();
+            let mut issues: Vec<Issue> = Vec::new();
+            let err = match b.block_type {
+                BlockType::Ref => self.ref_records(b, data, order, &mut starts, &mut issues),
+                BlockType::Log => self.log_records(b, data, order, &mut starts, &mut issues),
+                BlockType::Obj => self.obj_records(b, data, order, &mut starts, &mut issues),
+                BlockType::Index => {
+                    self.index_records(b, data, order, &mut starts, &mut issues, section)
+                }
+            };
+            // The block's last key, for the index checks: only when every record decoded.
+            if err.is_none() && !starts.is_empty() {
+                let log = section == Some(BlockType::Log);
+                self.c
+                    .last_keys
+                    .insert(b.offset, KeySig::new(&order.prev, log));
+            }
+            for (at, what) in issues {
+                self.r.in_block(b, at, &what);
+            }
+            if let Some((at, msg)) = err {
+                self.r
+                    .in_block(b, at, &format!("cannot decode record: {msg}"));
+            }
+            self.restarts(b, data, &starts, err.map(|(at, _)| at));
+        }
+    }
+
+    fn ref_records(
+        &mut self,
+        b: &BlockInfo,
+        data: &[u8],
+        order: &mut KeyOrder,
+        starts: &mut Vec<(usize, bool)>,
+        issues: &mut Vec<Issue>,
+    ) -> Option<(usize, &'static str)> {
+        let i = *self.t.info();
+        let obj_len = usize::from(i.obj_id_len);
+        let want_ids = i.objs.present && obj_len > 0 && obj_len <= i.hash.size();
+        let ref_ids = &mut self.c.ref_ids;
+        walk::for_each_record::<RefRecord>(
+            b,
+            data,
+            &self.t.codec_context(),
+            |d: DecodedRecord<'_, RefRecord>| {
+                check_order(order, d.key, starts.is_empty(), false, issues, d.offset);
+                starts.push((d.offset, d.prefix_len == 0));
+                let r = d.rec;
+                let name = show_bytes(&r.refname, 200);
+                if r.update_index < i.min_update_index || r.update_index > i.max_update_index {
+                    issues.push((
+                        d.offset,
+                        format!(
+                            "ref {name} has update index {} outside the table's {}..{}",
+                            r.update_index, i.min_update_index, i.max_update_index
+                        ),
+                    ));
+                }
+                if r.refname.contains(&0) {
+                    issues.push((d.offset, format!("ref name {name} contains a NUL byte")));
+                } else if !is_valid_refname(&r.refname, true) {
+                    issues.push((
+                        d.offset,
+                        format!("ref name {name} is not a valid git ref name"),
+                    ));
+                }
+                if let RefValue::Symref(t) = &r.value {
+                    if t.is_empty() {
+                        issues.push((d.offset, format!("symref {name} has an empty target")));
+                    } else if t.contains(&0) {
+                        issues.push((
+                            d.offset,
+                            format!("symref {name} target contains a NUL byte"),
+                        ));
+                    }
+                }
+                if want_ids {
+                    for id in r.value_id().into_iter().chain(r.peeled_id()) {
+                        let e = ref_ids
+                            .entry(id.as_bytes()[..obj_len].to_vec())
+                            .or_insert_with(|| (BTreeSet::new(), r.refname.clone()));
+                        e.0.insert(b.offset);
+                    }
+                }
+            },
+        )
+    }
+
+    fn log_records(
+        &mut self,
+        b: &BlockInfo,
+        data: &[u8],
+        order: &mut KeyOrder,
+        starts: &mut Vec<(usize, bool)>,
+        issues: &mut Vec<Issue>,
+    ) -> Option<(usize, &'static str)> {
+        let max = self.t.info().max_update_index;
+        walk::for_each_record::<LogRecord>(
+            b,
+            data,
+            &self.t.codec_context(),
+            |d: DecodedRecord<'_, LogRecord>| {
+                check_order(order, d.key, starts.is_empty(), true, issues, d.offset);
+                starts.push((d.offset, d.prefix_len == 0));
+                let l = d.rec;
+                let name = show_log_key(d.key);
+                if d.value_type > 1 {
+                    issues.push((
+                        d.offset,
+                        format!(
+                            "log {name} has value type {} (git writes 0 or 1)",
+                            d.value_type
+                        ),
+                    ));
+                }
+                if l.update_index > max {
+                    issues.push((
+                        d.offset,
+                        format!("log {name} has an update index above the table's maximum {max}"),
+                    ));
+                }
+                if l.refname.contains(&0) {
+                    issues.push((
+                        d.offset,
+                        format!("log {name}: ref name contains a NUL byte"),
+                    ));
+                } else if !is_valid_refname(&l.refname, true) {
+                    issues.push((
+                        d.offset,
+                        format!("log {name}: ref name is not a valid git ref name"),
+                    ));
+                }
+                if let LogValue::Update(u) = &l.value {
+                    let m = &u.message;
+                    let marker = is_existence_marker(l);
+                    let body = m.strip_suffix(b"\n");
+                    let bad = match body {
+                        None => !(m.is_empty() && marker),
+                        Some(body) => body.contains(&b'\n'),
+                    };
+                    if bad {
+                        let what = if m.is_empty() {
+                            "is empty (git stores at least a newline)".to_string()
+                        } else if body.is_none() {
+                            "does not end with a newline".to_string()
+                        } else if body.is_some_and(|b| b.ends_with(b"\n")) {
+                            "ends with more than one newline".to_string()
+                        } else {
+                            "has more than one line".to_string()
+                        };
+                        issues.push((d.offset, format!("log {name}: message {what}")));
+                    }
+                }
+            },
+        )
+    }
+
+    fn obj_records(
+        &mut self,
+        b: &BlockInfo,
+        data: &[u8],
+        order: &mut KeyOrder,
+        starts: &mut Vec<(usize, bool)>,
+        issues: &mut Vec<Issue>,
+    ) -> Option<(usize, &'static str)> {
+        let obj_len = usize::from(self.t.info().obj_id_len);
+        let objs = &mut self.c.objs;
+        walk::for_each_record::<ObjRecord>(
+            b,
+            data,
+            &self.t.codec_context(),
+            |d: DecodedRecord<'_, ObjRecord>| {
+                check_order(order, d.key, starts.is_empty(), false, issues, d.offset);
+                starts.push((d.offset, d.prefix_len == 0));
+                let o = d.rec;
+                if o.hash_prefix.len() != obj_len {
+                    issues.push((
+                        d.offset,
+                        format!(
+                            "obj record key {} is {} bytes long, \
+                         the footer's obj id length is {obj_len}",
+                            hex(&o.hash_prefix[..o.hash_prefix.len().min(64)]),
+                            o.hash_prefix.len()
+                        ),
+                    ));
+                    return;
+                }
+                objs.push(ObjEntry {
+                    prefix: o.hash_prefix.clone(),
+                    offsets: o.offsets.clone(),
+                    block: *b,
+                    at: d.offset,
+                });
+            },
+        )
+    }
+
+    fn index_records(
+        &mut self,
+        b: &BlockInfo,
+        data: &[u8],
+        order: &mut KeyOrder,
+        starts: &mut Vec<(usize, bool)>,
+        issues: &mut Vec<Issue>,
+        section: Option<BlockType>,
+    ) -> Option<(usize, &'static str)> {
+        let log = section == Some(BlockType::Log);
+        let mut entries = Vec::new();
+        let err = walk::for_each_record::<IndexRecord>(
+            b,
+            data,
+            &self.t.codec_context(),
+            |d: DecodedRecord<'_, IndexRecord>| {
+                check_order(order, d.key, starts.is_empty(), log, issues, d.offset);
+                starts.push((d.offset, d.prefix_len == 0));
+                entries.push(IndexEntry {
+                    key: KeySig::new(d.key, log),
+                    target: d.rec.offset,
+                    block: *b,
+                    at: d.offset,
+                });
+            },
+        );
+        self.c.index.insert(b.offset, entries);
+        err
+    }
+}

@@ -1,0 +1,279 @@
+//! Reading a stack: `tables.list` and the tables it names, from a directory (read-only: no
+//! directory is created, no lock taken) or from memory. [`Stack`](crate::Stack) loads its
+//! tables through the same parser and table opener; tools that only read use
+//! [`StackReader`].
+//!
+//! ```
+//! use reftable::{ObjectId, RefRecord, RefValue, StackReader, Writer, WriteOptions};
+//!
+//! let mut w = Writer::new(Vec::new(), WriteOptions::default());
+//! w.set_limits(1, 1).unwrap();
+//! let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+//! w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Object(id))).unwrap();
+//! let table = w.finish().unwrap();
+//!
+//! let name = "0x000000000001-0x000000000001-01234567.ref";
+//! let stack = StackReader::from_memory(
+//!     format!("{name}\n").as_bytes(),
+//!     |n| (n == name).then(|| table.clone()),
+//!     None,
+//! ).unwrap();
+//! assert!(stack.merged().read_ref(b"refs/heads/main").unwrap().is_some());
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::bytes::read_regular;
+use crate::error::{Error, ErrorKind, Result};
+use crate::hash::HashId;
+use crate::lock::random_u32;
+use crate::merged::MergedTable;
+use crate::table::Table;
+
+/// Parse `tables.list`: one table file name a line; empty lines are skipped. A name that is
+/// not a plain file name in the stack directory is a format error (it is never opened), and
+/// so is a name listed twice (git never writes one; opening it again would multiply the
+/// memory a reader needs). A last line without its newline is accepted, as git did before
+/// 2.52 (`reftable verify` reports it).
+pub fn parse_tables_list(content: &[u8]) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, line) in content.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let name = std::str::from_utf8(line).map_err(|_| {
+            Error::format(format!(
+                "tables.list line {}: table name is not UTF-8",
+                i + 1
+            ))
+        })?;
+        if name.contains(['/', '\\', '\0']) || name == "." || name == ".." {
+            return Err(Error::format(format!(
+                "tables.list line {}: {name:?} is not a table file name in the stack directory",
+                i + 1
+            )));
+        }
+        if !seen.insert(name) {
+            return Err(Error::format(format!(
+                "tables.list line {}: table {name} is listed twice",
+                i + 1
+            )));
+        }
+        names.push(name.to_string());
+    }
+    Ok(names)
+}
+
+/// Open the tables `names` lists with `open`, reusing those `reuse` has open already.
+pub(crate) fn open_tables(
+    names: &[String],
+    mut open: impl FnMut(&str) -> Result<Table>,
+    reuse: impl Fn(&str) -> Option<Table>,
+) -> Result<Vec<Table>> {
+    names
+        .iter()
+        .map(|n| match reuse(n) {
+            Some(t) => Ok(t),
+            None => open(n),
+        })
+        .collect()
+}
+
+/// Open the table `name` of the stack in `dir` (a regular file; see [`Table::open`]). A
+/// missing file is [`ErrorKind::NotExist`], "listed in tables.list but missing".
+pub(crate) fn open_listed(dir: &Path, name: &str) -> Result<Table> {
+    let path = dir.join(name);
+    Table::open(&path).map_err(|e| {
+        if e.kind() == ErrorKind::NotExist {
+            Error::new(ErrorKind::NotExist, "listed in tables.list but missing").in_file(&path)
+        } else {
+            e
+        }
+    })
+}
+
+/// How long a reader retries when a table is missing because a writer compacted the stack
+/// meanwhile (git retries for up to 3 seconds).
+pub(crate) const RELOAD_DEADLINE: Duration = Duration::from_secs(3);
+
+/// Load a stack: read the list (`read_list` gives the names and whatever else the caller
+/// keeps of that read), then open its tables. When a table is missing and a second read of
+/// the list names other tables, a writer replaced them meanwhile: try again, with growing,
+/// jittered delays, for up to [`RELOAD_DEADLINE`]. A table missing from an unchanged list is
+/// missing for good.
+pub(crate) fn load_retrying<P, T>(
+    mut read_list: impl FnMut() -> Result<(Vec<String>, P)>,
+    mut open: impl FnMut(&[String]) -> Result<T>,
+) -> Result<(Vec<String>, P, T)> {
+    let deadline = Instant::now() + RELOAD_DEADLINE;
+    let mut delay_ms = 0u64;
+    let mut tries = 0;
+    loop {
+        let (names, pin) = read_list()?;
+        match open(&names) {
+            Ok(t) => return Ok((names, pin, t)),
+            Err(e) if e.kind() == ErrorKind::NotExist => {
+                tries += 1;
+                if read_list()?.0 == names || (tries >= 3 && Instant::now() > deadline) {
+                    return Err(e);
+                }
+                delay_ms = delay_ms + delay_ms * u64::from(random_u32()) / (1u64 << 32) + 1;
+                std::thread::sleep(Duration::from_millis(delay_ms));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Read `tables.list` in `dir`: a regular file (never a FIFO or device), its size bounding
+/// the read; missing means an empty stack.
+pub(crate) fn read_tables_list(dir: &Path) -> Result<Vec<String>> {
+    let path = dir.join("tables.list");
+    match read_regular(&path) {
+        Ok(content) => parse_tables_list(&content).map_err(|e| e.in_file(&path)),
+        Err(e) if e.kind() == ErrorKind::NotExist => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A stack opened for reading only.
+#[derive(Debug)]
+pub struct StackReader {
+    /// The stack directory; `None` for a stack from memory.
+    dir: Option<PathBuf>,
+    names: Vec<String>,
+    merged: MergedTable,
+    hash_hint: Option<HashId>,
+}
+
+fn merged_of(tables: Vec<Table>, hint: Option<HashId>) -> Result<MergedTable> {
+    let hash = tables.first().map(Table::hash).or(hint).unwrap_or_default();
+    MergedTable::new(tables, hash)
+}
+
+impl StackReader {
+    /// Open the stack in `dir` read-only. A missing `tables.list` is an empty stack. When a
+    /// listed table is missing because a writer replaced it meanwhile, the list is read
+    /// again (for up to about 3 seconds), as git's readers do. `hash` is the stack's hash
+    /// when it has no table to say so (SHA-1 if `None`); every table must use one hash.
+    pub fn open(dir: impl AsRef<Path>, hash: Option<HashId>) -> Result<StackReader> {
+        let mut r = StackReader {
+            dir: Some(dir.as_ref().to_path_buf()),
+            names: Vec::new(),
+            merged: MergedTable::new(Vec::new(), hash.unwrap_or_default())?,
+            hash_hint: hash,
+        };
+        r.reload()?;
+        Ok(r)
+    }
+
+    /// A stack from memory: `list` is `tables.list`, `file` gives a table's bytes by name
+    /// (`None`: missing).
+    pub fn from_memory(
+        list: &[u8],
+        mut file: impl FnMut(&str) -> Option<Vec<u8>>,
+        hash: Option<HashId>,
+    ) -> Result<StackReader> {
+        let names = parse_tables_list(list).map_err(|e| e.in_file("tables.list"))?;
+        let tables = open_tables(
+            &names,
+            |n| match file(n) {
+                Some(bytes) => Table::from_bytes(n, bytes),
+                None => Err(Error::new(
+                    ErrorKind::NotExist,
+                    "table named in tables.list is missing",
+                )
+                .in_file(n)),
+            },
+            |_| None,
+        )?;
+        Ok(StackReader {
+            dir: None,
+            names,
+            merged: merged_of(tables, hash)?,
+            hash_hint: hash,
+        })
+    }
+
+    /// Read `tables.list` again and open what changed (tables still listed are reused). On
+    /// failure the reader keeps what it had. A stack from memory does not change.
+    pub fn reload(&mut self) -> Result<()> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let (old_names, old) = (&self.names, self.merged.tables());
+        let reuse = |n: &str| {
+            old_names
+                .iter()
+                .position(|o| o == n)
+                .map(|i| old[i].clone())
+        };
+        let (names, (), tables) = load_retrying(
+            || Ok((read_tables_list(dir)?, ())),
+            |names| open_tables(names, |n| open_listed(dir, n), reuse),
+        )?;
+        self.merged = merged_of(tables, self.hash_hint)?;
+        self.names = names;
+        Ok(())
+    }
+
+    /// The merged view of the tables.
+    pub fn merged(&self) -> &MergedTable {
+        &self.merged
+    }
+
+    /// The tables, oldest first.
+    pub fn tables(&self) -> &[Table] {
+        self.merged.tables()
+    }
+
+    /// The table file names, as `tables.list` gives them.
+    pub fn table_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The stack's hash (its tables', else the one given when opening).
+    pub fn hash(&self) -> HashId {
+        self.merged.hash()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_list_names_are_checked() {
+        assert_eq!(
+            parse_tables_list(b"a.ref\n\nb.ref\n").unwrap(),
+            ["a.ref", "b.ref"]
+        );
+        assert_eq!(parse_tables_list(b"a.ref").unwrap(), ["a.ref"]);
+        for bad in [
+            &b"../x.ref\n"[..],
+            b"/etc/passwd\n",
+            b"sub/t.ref\n",
+            b"..\n",
+            b".\n",
+            b"a\\b\n",
+            b"a.ref\nb.ref\na.ref\n",
+        ] {
+            assert_eq!(
+                parse_tables_list(bad).unwrap_err().kind(),
+                ErrorKind::Format,
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn special_files_are_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        // tables.list as a link to a device that never ends.
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("tables.list")).unwrap();
+        let e = StackReader::open(dir.path(), None).unwrap_err();
+        assert!(e.message().contains("not a regular file"), "{e}");
+    }
+}

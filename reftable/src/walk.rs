@@ -1,0 +1,176 @@
+//! Walking a table block by block and a block record by record, with the offsets of each:
+//! what inspection and verification tools need (`reftable dump`, `reftable verify`), where
+//! the ordinary iterators hide the layout.
+//!
+//! ```
+//! use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+//! use reftable::walk::for_each_record;
+//!
+//! let mut w = Writer::new(Vec::new(), WriteOptions::default());
+//! w.set_limits(1, 1).unwrap();
+//! let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+//! w.add_ref(&RefRecord::new("refs/heads/main", 1, RefValue::Object(id))).unwrap();
+//! let table = Table::from_bytes("t.ref", w.finish().unwrap()).unwrap();
+//!
+//! let mut walk = table.blocks();
+//! while let Some(block) = walk.next_block() {
+//!     let (info, data) = block.unwrap();
+//!     let problem = for_each_record::<RefRecord>(&info, data, &table.codec_context(), |r| {
+//!         assert_eq!(r.offset, 24 + 4); // after the file header and the block header
+//!         assert_eq!(r.key, b"refs/heads/main");
+//!     });
+//!     assert!(problem.is_none());
+//! }
+//! ```
+
+use crate::block::{parse_block, BlockInfo};
+use crate::format::BlockType;
+use crate::record::{self, CodecContext, Record};
+use crate::stats::Stats;
+use crate::table::Table;
+use crate::Result;
+
+/// Walks the blocks of a table in file order. Each log block is inflated once, into a buffer
+/// the walk reuses.
+#[derive(Debug)]
+pub struct BlockWalk {
+    table: Table,
+    offset: u64,
+    done: bool,
+    inflated: Vec<u8>,
+    stats: Stats,
+}
+
+impl BlockWalk {
+    pub(crate) fn new(table: Table) -> BlockWalk {
+        BlockWalk {
+            table,
+            offset: 0,
+            done: false,
+            inflated: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The next block and its bytes from the block start to `block_len` (for log blocks the
+    /// header followed by the inflated contents), borrowed until the next call. After an
+    /// error the walk ends.
+    pub fn next_block(&mut self) -> Option<Result<(BlockInfo, &[u8])>> {
+        let info = *self.table.info();
+        if self.done || self.offset >= info.footer_offset {
+            return None;
+        }
+        let data = &self.table.bytes()[self.offset as usize..info.footer_offset as usize];
+        let header_off = if self.offset == 0 {
+            info.header_size()
+        } else {
+            0
+        };
+        match parse_block(
+            data,
+            self.offset,
+            header_off,
+            info.block_size as usize,
+            None,
+            &mut self.inflated,
+            &mut self.stats,
+        ) {
+            Ok(Some(b)) => {
+                self.offset += b.full_size as u64;
+                let bytes = if b.block_type == BlockType::Log {
+                    &self.inflated[..]
+                } else {
+                    let start = b.offset as usize;
+                    &self.table.bytes()[start..start + b.block_len]
+                };
+                Some(Ok((b, bytes)))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e.in_file(self.table.name())))
+            }
+        }
+    }
+
+    /// What the walk has read so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+}
+
+impl Iterator for BlockWalk {
+    type Item = Result<BlockInfo>;
+
+    fn next(&mut self) -> Option<Result<BlockInfo>> {
+        self.next_block().map(|r| r.map(|(info, _)| info))
+    }
+}
+
+/// One decoded record and where it is.
+#[derive(Debug)]
+pub struct DecodedRecord<'a, R> {
+    /// Offset of the record within the block (from the block start; inflated for log blocks).
+    pub offset: usize,
+    /// Bytes of the key shared with the previous record.
+    pub prefix_len: usize,
+    /// The 3-bit value type.
+    pub value_type: u8,
+    /// The full key.
+    pub key: &'a [u8],
+    /// The record.
+    pub rec: &'a R,
+}
+
+/// Decode the records of a block (`data` as [`BlockWalk::next_block`] gives it) in order,
+/// calling `f` for each. Returns the offset within the block and the message of the first
+/// record that cannot be decoded, if any; records after it are not visited. The key and
+/// record are reused between calls, so memory stays bounded by the block size.
+pub fn for_each_record<R: Record>(
+    info: &BlockInfo,
+    data: &[u8],
+    ctx: &CodecContext,
+    mut f: impl FnMut(DecodedRecord<'_, R>),
+) -> Option<(usize, &'static str)> {
+    let end = info.restart_off.min(data.len());
+    let mut pos = info.records_start();
+    let mut key = Vec::new();
+    let mut rec = R::default();
+    while pos < end {
+        let h = match record::decode_key(&data[pos..end], &mut key) {
+            Ok(h) => h,
+            Err(m) => return Some((pos, m)),
+        };
+        let vstart = pos + h.len();
+        let n = match rec.decode(&key, h.value_type, &data[vstart..end], ctx) {
+            Ok(n) => n,
+            Err(m) => return Some((pos, m)),
+        };
+        f(DecodedRecord {
+            offset: pos,
+            prefix_len: h.prefix_len,
+            value_type: h.value_type,
+            key: &key,
+            rec: &rec,
+        });
+        pos = vstart + n;
+    }
+    None
+}
+
+/// The restart offsets of a block (relative to the block start), unchecked.
+pub fn restarts(info: &BlockInfo, data: &[u8]) -> Vec<usize> {
+    (0..info.restart_count)
+        .map(|i| info.restart(data, i))
+        .collect()
+}
+
+/// Where a position inside a block is, for messages: the file offset for blocks stored as is,
+/// or the log block's offset and a prefix naming the position in its inflated contents.
+pub fn locate(info: &BlockInfo, at: usize) -> (u64, String) {
+    if info.block_type == BlockType::Log {
+        (info.offset, format!("log block, inflated offset {at}: "))
+    } else {
+        (info.offset + at as u64, String::new())
+    }
+}
