@@ -134,19 +134,19 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
         }
         writeln!(out)?;
         let err = match b.block_type {
-            BlockType::Ref => print_records::<RefRecord>(out, t, &b, &data, |buf, d| {
+            BlockType::Ref => print_records::<RefRecord>(out, t, &b, data, |buf, d| {
                 buf.extend_from_slice(b"ref ");
                 let _ = write_ref(buf, d.rec);
                 let _ = write!(buf, " (update index {})", d.rec.update_index);
             })?,
-            BlockType::Log => print_records::<LogRecord>(out, t, &b, &data, |buf, d| {
+            BlockType::Log => print_records::<LogRecord>(out, t, &b, data, |buf, d| {
                 buf.extend_from_slice(b"log ");
                 let _ = write_log(buf, d.rec);
                 if is_existence_marker(d.rec) {
                     buf.extend_from_slice(b"(existence marker)");
                 }
             })?,
-            BlockType::Obj => print_records::<ObjRecord>(out, t, &b, &data, |buf, d| {
+            BlockType::Obj => print_records::<ObjRecord>(out, t, &b, data, |buf, d| {
                 let _ = write!(buf, "obj ");
                 for c in &d.rec.hash_prefix {
                     let _ = write!(buf, "{c:02x}");
@@ -160,7 +160,7 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
                     }
                 }
             })?,
-            _ => print_records::<IndexRecord>(out, t, &b, &data, |buf, d| {
+            _ => print_records::<IndexRecord>(out, t, &b, data, |buf, d| {
                 let key = if data_type == BlockType::Log {
                     show_log_key(d.key)
                 } else if data_type == BlockType::Obj {
