@@ -6,9 +6,9 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use reftable::block::BlockInfo;
+use reftable::codec::block::BlockInfo;
 
-use reftable::format::BlockType;
+use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
 use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use reftable::block_writer::BlockWriter;
-use reftable::format::BlockType;
-use reftable::record::CodecContext;
+use reftable::codec::block_writer::BlockWriter;
+use reftable::codec::format::BlockType;
+use reftable::codec::record::CodecContext;
 use reftable::{
     LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, WriteOptions, Writer,
 };

@@ -3,9 +3,9 @@
 //! whole stacks; plus small synthetic tables with multi-level indexes, which git only
 //! writes for tables too large to be good seeds.
 
-use reftable::block::{parse_block, BlockCursor, BlockInfo};
-use reftable::format::BlockType;
-use reftable::record::CodecContext;
+use reftable::codec::block::{parse_block, BlockCursor, BlockInfo};
+use reftable::codec::format::BlockType;
+use reftable::codec::record::CodecContext;
 use reftable::{
     HashId, IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, ObjectId, Record, RefRecord,
     RefValue, Stats, Table, WriteOptions, Writer,

@@ -44,6 +44,7 @@
 
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations)]
 
 #[cfg(not(any(feature = "zlib", feature = "zlib-rs")))]
 compile_error!("enable the `zlib` (default) or `zlib-rs` feature: log blocks need a zlib");
@@ -69,15 +70,12 @@ macro_rules! defect {
     }};
 }
 
-pub mod block;
-pub mod block_writer;
 mod bytes;
+pub mod codec;
 mod error;
-pub mod format;
 mod hash;
 mod lock;
 pub mod merged;
-pub mod record;
 pub mod refdb;
 pub mod refname;
 pub mod stack;
@@ -86,17 +84,16 @@ mod stats;
 pub mod table;
 #[cfg(reftable_test_hooks)]
 pub mod test_hooks;
-pub mod varint;
 pub mod walk;
 mod writer;
 
-pub use error::{Error, ErrorKind, Result};
-pub use format::MAX_BLOCK_SIZE;
-pub use hash::{HashId, ObjectId};
-pub use merged::{MergedIter, MergedTable};
-pub use record::{
+pub use codec::format::MAX_BLOCK_SIZE;
+pub use codec::record::{
     IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
 };
+pub use error::{Error, ErrorKind, Result};
+pub use hash::{HashId, ObjectId};
+pub use merged::{MergedIter, MergedTable};
 pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
 pub use stack_reader::StackReader;
 pub use stats::Stats;

@@ -9,9 +9,9 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::{Error, Result};
 use crate::hash::HashId;
-use crate::record::{LogRecord, Record, RefRecord};
 use crate::stats::Stats;
 use crate::table::{Table, TableIter};
 
@@ -130,14 +130,18 @@ impl MergedTable {
         self.seek(name)
     }
 
-    /// The live value of ref `name`, if it exists. Reads one record past the seek position at
-    /// most, whatever the number of tombstones.
+    /// The live value of ref `name`, if it exists (see [`MergedTable::ref_record`] for
+    /// tombstones). Reads one record past the seek position at most, whatever the number of
+    /// tombstones.
     pub fn read_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
+        Ok(self.ref_record(name)?.filter(|r| !r.is_deletion()))
+    }
+
+    /// The newest record of `name`, tombstones included (with suppressed deletions, a
+    /// deleted ref has none).
+    pub fn ref_record(&self, name: &[u8]) -> Result<Option<RefRecord>> {
         let mut it = self.seek_ref(name)?;
-        Ok(it
-            .next_record()?
-            .filter(|r| r.refname == name && !r.is_deletion())
-            .cloned())
+        Ok(it.next_record()?.filter(|r| r.refname == name).cloned())
     }
 
     /// Every log record: refs in name order, newest first per ref.
@@ -176,6 +180,7 @@ impl MergedTable {
     }
 }
 
+#[derive(Debug)]
 struct HeapItem {
     key: Vec<u8>,
     index: usize,
@@ -203,6 +208,7 @@ impl PartialEq for HeapItem {
 impl Eq for HeapItem {}
 
 /// An iterator over a [`MergedTable`] in key order, newest record per key.
+#[derive(Debug)]
 pub struct MergedIter<R: Record> {
     iters: Vec<TableIter<R>>,
     current: Vec<R>,
@@ -315,7 +321,7 @@ impl<R: Record> Iterator for MergedIter<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{LogUpdate, LogValue, RefValue};
+    use crate::codec::record::{LogUpdate, LogValue, RefValue};
     use crate::{ObjectId, WriteOptions, Writer};
 
     fn id(b: u8) -> ObjectId {

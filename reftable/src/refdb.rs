@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
+use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::ObjectId;
-use crate::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
 use crate::refname::{autocreates_reflog, is_pseudoref, is_safe_refname, is_valid_refname};
 use crate::stack::{Stack, StackOptions};
 
@@ -334,6 +334,7 @@ impl Default for RefDbOptions {
 /// assert_eq!(db.resolve(b"refs/heads/main").unwrap(), Some(id));
 /// assert_eq!(db.reflog(b"refs/heads/main").unwrap()[0].update().unwrap().message, b"first\n");
 /// ```
+#[derive(Debug)]
 pub struct RefDb {
     stack: Stack,
     opts: RefDbOptions,

@@ -7,12 +7,12 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::codec::format::{footer_size, header_size};
+use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::{footer_size, header_size};
 use crate::hash::HashId;
 use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
 use crate::merged::MergedTable;
-use crate::record::{LogRecord, Record, RefRecord};
 use crate::stack_reader::{
     load_retrying, open_listed, open_tables, parse_tables_list, read_tables_list,
 };
@@ -102,6 +102,7 @@ pub struct CompactionStats {
 /// }).unwrap();
 /// assert_eq!(stack.merged().read_ref(b"refs/heads/main").unwrap().unwrap().update_index, 1);
 /// ```
+#[derive(Debug)]
 pub struct Stack {
     dir: PathBuf,
     list_path: PathBuf,
@@ -599,6 +600,7 @@ impl Stack {
 
 /// An addition in progress: holds `tables.list.lock` until committed or dropped. Dropping it
 /// without [`Addition::commit`] deletes the tables it wrote and releases the lock.
+#[derive(Debug)]
 pub struct Addition<'a> {
     stack: &'a mut Stack,
     lock: Option<LockFile>,

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::block::{parse_block, BlockCursor, BlockInfo};
 use crate::bytes::Bytes;
+use crate::codec::block::{parse_block, BlockCursor, BlockInfo};
+use crate::codec::format::{header_size, BlockType, Footer};
+use crate::codec::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 use crate::error::{Error, Result};
-use crate::format::{header_size, BlockType, Footer};
 use crate::hash::{HashId, ObjectId};
-use crate::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 use crate::stats::{Stats, StatsSink};
 use crate::walk::BlockWalk;
 
@@ -279,8 +279,14 @@ impl Table {
         self.seek(name)
     }
 
-    /// The record stored for `name` (possibly a tombstone), if the table has one.
+    /// The live value of ref `name` in this table: `None` when the table has no record for
+    /// it or a tombstone (see [`Table::ref_record`] for tombstones).
     pub fn read_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
+        Ok(self.ref_record(name)?.filter(|r| !r.is_deletion()))
+    }
+
+    /// The record stored for `name`, tombstones included.
+    pub fn ref_record(&self, name: &[u8]) -> Result<Option<RefRecord>> {
         let mut it = self.seek_ref(name)?;
         Ok(it.next_record()?.filter(|r| r.refname == name).cloned())
     }
@@ -377,6 +383,7 @@ impl Table {
 ///
 /// [`TableIter::next_record`] lends each record without copying; the [`Iterator`]
 /// implementation clones it.
+#[derive(Debug)]
 pub struct TableIter<R: Record> {
     table: Table,
     ctx: CodecContext,

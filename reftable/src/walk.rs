@@ -23,9 +23,9 @@
 //! }
 //! ```
 
-use crate::block::{parse_block, BlockInfo};
-use crate::format::BlockType;
-use crate::record::{self, CodecContext, Record};
+use crate::codec::block::{parse_block, BlockInfo};
+use crate::codec::format::BlockType;
+use crate::codec::record::{self, CodecContext, Record};
 use crate::stats::Stats;
 use crate::table::Table;
 use crate::Result;

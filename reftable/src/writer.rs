@@ -21,11 +21,13 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use crate::block_writer::BlockWriter;
+use crate::codec::block_writer::BlockWriter;
+use crate::codec::format::{header_size, BlockType, Footer, Header, MAX_BLOCK_SIZE};
+use crate::codec::record::{
+    CodecContext, IndexRecord, LogRecord, LogValue, ObjRecord, Record, RefRecord,
+};
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::{header_size, BlockType, Footer, Header, MAX_BLOCK_SIZE};
 use crate::hash::{HashId, ObjectId};
-use crate::record::{CodecContext, IndexRecord, LogRecord, LogValue, ObjRecord, Record, RefRecord};
 
 /// Options of a table writer. The defaults are git's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +156,7 @@ impl WriterStats {
 /// let log = table.logs().unwrap().next().unwrap().unwrap();
 /// assert_eq!(log.update().unwrap().message, b"commit (initial): first\n");
 /// ```
+#[derive(Debug)]
 pub struct Writer<W: Write> {
     out: W,
     opts: WriteOptions,
@@ -580,7 +583,10 @@ impl<W: Write> Writer<W> {
         let mut prev: Option<&ObjectId> = None;
         for id in self.obj_index.keys() {
             if let Some(p) = prev {
-                max = max.max(crate::varint::common_prefix(p.as_bytes(), id.as_bytes()));
+                max = max.max(crate::codec::varint::common_prefix(
+                    p.as_bytes(),
+                    id.as_bytes(),
+                ));
             }
             prev = Some(id);
         }

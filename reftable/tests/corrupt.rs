@@ -351,8 +351,8 @@ fn index_cycles_are_rejected() {
     // Replace the offset with the root's own offset (same varint length is not guaranteed,
     // so only do it when it fits in two bytes as the original does).
     let mut enc = Vec::new();
-    reftable::varint::put(&mut enc, root as u64);
-    let (_, old_len) = reftable::varint::get(&b[off_at..]).unwrap();
+    reftable::codec::varint::put(&mut enc, root as u64);
+    let (_, old_len) = reftable::codec::varint::get(&b[off_at..]).unwrap();
     if enc.len() == old_len {
         b[off_at..off_at + old_len].copy_from_slice(&enc);
         let t = Table::from_bytes("cycle.ref", b).unwrap();

@@ -229,14 +229,14 @@ fn each_table_reencodes_byte_identically() {
 
 /// Type and inflated bytes of every non-index block (index blocks hold offsets, which move
 /// when a compressed log block has another length).
-fn block_contents(t: &Table) -> Vec<(reftable::format::BlockType, Vec<u8>)> {
+fn block_contents(t: &Table) -> Vec<(reftable::codec::format::BlockType, Vec<u8>)> {
     let hs = t.info().header_size();
     t.blocks()
         .map(|b| b.unwrap())
-        .filter(|b| b.block_type != reftable::format::BlockType::Index)
+        .filter(|b| b.block_type != reftable::codec::format::BlockType::Index)
         .map(|b| {
             let ho = if b.offset == 0 { hs } else { 0 };
-            let blk = reftable::block::Block::parse(
+            let blk = reftable::codec::block::Block::parse(
                 &t.bytes()[b.offset as usize..t.info().footer_offset as usize],
                 ho,
                 t.info().block_size as usize,
@@ -282,7 +282,7 @@ fn lookups_agree_with_iteration() {
             let refs = all(t.refs().unwrap());
             for r in &refs {
                 assert_eq!(
-                    t.read_ref(&r.refname).unwrap().as_ref(),
+                    t.ref_record(&r.refname).unwrap().as_ref(),
                     Some(r),
                     "{}: {name}",
                     case.name

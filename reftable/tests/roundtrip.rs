@@ -182,7 +182,7 @@ proptest! {
 
         // Every ref is found by name, and a seek lands on the first name >= the key.
         for (i, r) in refs.iter().enumerate() {
-            let found = table.read_ref(&r.refname).unwrap();
+            let found = table.ref_record(&r.refname).unwrap();
             prop_assert_eq!(found.as_ref(), Some(r));
             let mut shorter = r.refname.clone();
             shorter.pop();

@@ -226,7 +226,7 @@ fn compacting_a_range_keeps_tombstones() {
     assert_eq!(st.tables().len(), 2);
     assert!(st.merged().read_ref(b"a").unwrap().is_none());
     let t = &st.tables()[1];
-    assert!(t.read_ref(b"a").unwrap().unwrap().is_deletion());
+    assert!(t.ref_record(b"a").unwrap().unwrap().is_deletion());
     assert_eq!((t.min_update_index(), t.max_update_index()), (2, 3));
 }
 

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use reftable::block::BlockInfo;
-use reftable::format::BlockType;
+use reftable::codec::block::BlockInfo;
+use reftable::codec::format::BlockType;
 use reftable::walk;
 
 use super::sections::SectionRange;

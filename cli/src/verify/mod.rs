@@ -37,7 +37,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use reftable::format::BlockType;
+use reftable::codec::format::BlockType;
 use reftable::Table;
 
 use crate::path::{self, Target};

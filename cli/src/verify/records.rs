@@ -5,8 +5,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
-use reftable::block::BlockInfo;
-use reftable::format::BlockType;
+use reftable::codec::block::BlockInfo;
+use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::refname::is_valid_refname;
 use reftable::walk::{self, DecodedRecord};

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use reftable::block::BlockInfo;
+use reftable::codec::block::BlockInfo;
 use reftable::walk;
 
 use super::MAX_PROBLEMS_PER_FILE;

@@ -5,9 +5,9 @@
 //! first of a file (a file header precedes the block header); bits 2–3: the table block
 //! size (0, 256, 4096, or the input length); bits 4–7: the table's `min_update_index`.
 
-use reftable::block::{parse_block, BlockCursor, BlockInfo};
-use reftable::format::BlockType;
-use reftable::record::CodecContext;
+use reftable::codec::block::{parse_block, BlockCursor, BlockInfo};
+use reftable::codec::format::BlockType;
+use reftable::codec::record::CodecContext;
 use reftable::{HashId, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Stats};
 
 use crate::{alloc, limits};

@@ -10,7 +10,7 @@
 //! the record would choose; obj records may spell a count of 1 to 7 either way), and the
 //! re-encoding decodes to the same record.
 
-use reftable::record::{decode_key, encode_key, CodecContext};
+use reftable::codec::record::{decode_key, encode_key, CodecContext};
 use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 
 use crate::{alloc, limits};
@@ -72,7 +72,7 @@ fn check<R: Record + PartialEq>(prev: &[u8], encoded: &[u8], ctx: &CodecContext)
     // An obj record with value type 0 and a count of 1 to 7 re-encodes the count in the
     // type instead: the value bytes then differ by the count varint.
     let obj_count_in_type =
-        R::BLOCK_TYPE == reftable::format::BlockType::Obj && h.value_type == 0 && !same_type;
+        R::BLOCK_TYPE == reftable::codec::format::BlockType::Obj && h.value_type == 0 && !same_type;
     if same_type {
         assert_eq!(
             &out[..klen],

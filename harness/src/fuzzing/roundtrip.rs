@@ -6,7 +6,7 @@
 //! an update index, refs by object id) agrees with the written records; the block walk
 //! finds every record once; the header and footer agree with the writer's stats.
 
-use reftable::format::BlockType;
+use reftable::codec::format::BlockType;
 use std::collections::BTreeSet;
 
 use arbitrary::Arbitrary;
@@ -108,7 +108,7 @@ pub fn write_roundtrip(input: RoundtripInput) {
 fn check_lookups(t: &Table, recs: &TableRecords, probes: &[Name]) {
     for r in recs.refs.iter().take(LOOKUPS) {
         assert_eq!(
-            t.read_ref(&r.refname).unwrap().as_ref(),
+            t.ref_record(&r.refname).unwrap().as_ref(),
             Some(r),
             "read_ref"
         );

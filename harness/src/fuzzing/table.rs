@@ -8,7 +8,7 @@
 //! pointing at that object. Whether what a valid table holds is read back right is the
 //! business of `write_roundtrip` and `merged_model`.
 
-use reftable::format::BlockType;
+use reftable::codec::format::BlockType;
 use reftable::{LogRecord, ObjRecord, ObjectId, Record, RefRecord, Stats, Table, TableIter};
 
 use crate::{alloc, limits};
@@ -73,7 +73,7 @@ fn read(data: &[u8]) -> Stats {
     let info = *t.info();
     assert_eq!(info.size, data.len() as u64);
     assert_eq!(
-        info.footer_offset + reftable::format::footer_size(info.version) as u64,
+        info.footer_offset + reftable::codec::format::footer_size(info.version) as u64,
         info.size
     );
     assert!(info.footer_offset >= info.header_size() as u64);

@@ -11,7 +11,7 @@ pub const MAX_VARINT_LEN: usize = 10;
 ///
 /// ```
 /// let mut out = Vec::new();
-/// reftable::varint::put(&mut out, 16511);
+/// reftable::codec::varint::put(&mut out, 16511);
 /// assert_eq!(out, [0xff, 0x7f]);
 /// ```
 pub fn put(out: &mut Vec<u8>, value: u64) {
@@ -49,8 +49,8 @@ pub fn encoded_len(value: u64) -> usize {
 /// (git 2.47 silently wraps such values; git 2.49+ rejects them, as we do).
 ///
 /// ```
-/// assert_eq!(reftable::varint::get(&[0x80, 0x80, 0x00, 0xaa]), Some((16512, 3)));
-/// assert_eq!(reftable::varint::get(&[0x80]), None);
+/// assert_eq!(reftable::codec::varint::get(&[0x80, 0x80, 0x00, 0xaa]), Some((16512, 3)));
+/// assert_eq!(reftable::codec::varint::get(&[0x80]), None);
 /// ```
 pub fn get(data: &[u8]) -> Option<(u64, usize)> {
     let first = *data.first()?;

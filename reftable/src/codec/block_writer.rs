@@ -1,13 +1,13 @@
 //! Building one block: prefix-compressed records, the restart table, padding rules, and
 //! for log blocks the zlib stream, following git's writer rules exactly (the mirror of
-//! [`crate::block`]).
+//! [`crate::codec::block`]).
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 
+use crate::codec::format::{BlockType, MAX_RESTARTS};
+use crate::codec::record::{self, CodecContext, Record};
+use crate::codec::varint;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::{BlockType, MAX_RESTARTS};
-use crate::record::{self, CodecContext, Record};
-use crate::varint;
 
 /// Builds one block: prefix-compressed records, the restart table, and for log blocks the
 /// zlib stream, following git's writer rules exactly.

@@ -11,13 +11,13 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 
+use crate::codec::format::BlockType;
+use crate::codec::record::{self, CodecContext, Record};
+use crate::codec::varint;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::BlockType;
-use crate::record::{self, CodecContext, Record};
 use crate::stats::Stats;
-use crate::varint;
 
-pub use crate::format::MAX_RESTARTS;
+pub use crate::codec::format::MAX_RESTARTS;
 
 /// Where a block is and how it is laid out; the block's bytes are held elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -335,10 +335,10 @@ fn record_error(info: &BlockInfo, at: usize, msg: &str) -> Error {
 /// For tools and tests that look at one block at a time:
 ///
 /// ```
-/// use reftable::block::Block;
-/// use reftable::block_writer::BlockWriter;
-/// use reftable::format::BlockType;
-/// use reftable::record::{CodecContext, RefRecord, RefValue};
+/// use reftable::codec::block::Block;
+/// use reftable::codec::block_writer::BlockWriter;
+/// use reftable::codec::format::BlockType;
+/// use reftable::codec::record::{CodecContext, RefRecord, RefValue};
 ///
 /// let ctx = CodecContext { hash_size: 20, min_update_index: 1 };
 /// let mut w = BlockWriter::new(256, 16);

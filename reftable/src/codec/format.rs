@@ -10,9 +10,9 @@
 //!
 //! The CRC-32 covers the footer up to itself. Offsets of absent sections are 0.
 
+use crate::codec::varint;
 use crate::error::{Error, Result};
 use crate::hash::HashId;
-use crate::varint;
 
 /// The table magic.
 pub const MAGIC: &[u8; 4] = b"REFT";

@@ -7,9 +7,9 @@
 
 use std::fmt;
 
-use crate::format::BlockType;
+use crate::codec::format::BlockType;
+use crate::codec::varint;
 use crate::hash::ObjectId;
-use crate::varint;
 
 /// What a record's value is decoded against: the table's object id size and the update index
 /// that ref records are stored relative to.
@@ -21,11 +21,20 @@ pub struct CodecContext {
     pub min_update_index: u64,
 }
 
+mod sealed {
+    /// Only this crate's record types implement [`super::Record`].
+    pub trait Sealed {}
+    impl Sealed for super::RefRecord {}
+    impl Sealed for super::LogRecord {}
+    impl Sealed for super::ObjRecord {}
+    impl Sealed for super::IndexRecord {}
+}
+
 /// A record type stored in one kind of block.
 ///
-/// Implemented by [`RefRecord`], [`LogRecord`], [`ObjRecord`] and [`IndexRecord`]; the
-/// block and table iterators are generic over it.
-pub trait Record: Clone + Default + fmt::Debug + Send + Sync + 'static {
+/// Implemented by [`RefRecord`], [`LogRecord`], [`ObjRecord`] and [`IndexRecord`] (and
+/// sealed: the format has these four); the block and table iterators are generic over it.
+pub trait Record: sealed::Sealed + Clone + Default + fmt::Debug + Send + Sync + 'static {
     /// The block type this record lives in.
     const BLOCK_TYPE: BlockType;
 

@@ -1,0 +1,13 @@
+//! The encoding layer, for tools that look inside tables: varints, the file layout (header,
+//! footer, block types), records and their key compression, and blocks (reading and
+//! building). Everyday use needs none of this: [`Table`](crate::Table),
+//! [`MergedTable`](crate::MergedTable), [`Stack`](crate::Stack) and
+//! [`RefDb`](crate::RefDb) read and write through it.
+//!
+//! Read bottom up: [`varint`] → [`format`] → [`record`] → [`block`] (and [`block_writer`]).
+
+pub mod block;
+pub mod block_writer;
+pub mod format;
+pub mod record;
+pub mod varint;
