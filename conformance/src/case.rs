@@ -664,7 +664,7 @@ impl<'e> Executor<'e> {
                             false,
                         );
                         self.model.expire(&t, &mut |_, e| e.time < cutoff, false);
-                        r.map_err(|e| our_refusal(&e))
+                        r.map(drop).map_err(|e| our_refusal(&e))
                     }
                 };
                 Some((git_res, ours_res, None))
@@ -688,8 +688,13 @@ impl<'e> Executor<'e> {
                 let ours_res = match self.dwim_log(refname) {
                     None => Err(refused(ErrClass::NoReflog, "no reflog")),
                     Some(t) => {
-                        let entries = self.db.reflog(t.as_bytes()).unwrap_or_default();
-                        let target_ui = entries.get(*index).map(|l| l.update_index);
+                        let target_ui = self
+                            .db
+                            .reflog(t.as_bytes())
+                            .ok()
+                            .and_then(|mut e| e.nth(*index))
+                            .and_then(|l| l.ok())
+                            .map(|l| l.update_index);
                         let r = self.db.expire_reflog(
                             t.as_bytes(),
                             &mut |l| Some(l.update_index) == target_ui,
@@ -699,7 +704,7 @@ impl<'e> Executor<'e> {
                         let n = self.model.visible_entries(&t);
                         self.model
                             .expire(&t, &mut |i, _| n > *index && i == *index, *rewrite);
-                        r.map_err(|e| our_refusal(&e))
+                        r.map(drop).map_err(|e| our_refusal(&e))
                     }
                 };
                 Some((git_res, ours_res, None))

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::{ObjectKind, ObjectLookup};
+use reftable::refdb::{LookupError, ObjectKind, ObjectLookup};
 use reftable::{HashId, ObjectId};
 
 use crate::gen::Pool;
@@ -78,7 +78,14 @@ impl ObjectPool {
 pub struct PoolObjects<'a>(pub &'a Pool);
 
 impl ObjectLookup for PoolObjects<'_> {
-    fn lookup(&self, id: &ObjectId) -> ObjectKind {
+    fn lookup(&self, id: &ObjectId) -> Result<ObjectKind, LookupError> {
+        Ok(self.kind(id))
+    }
+}
+
+impl PoolObjects<'_> {
+    /// What `id` is in the pool.
+    pub fn kind(&self, id: &ObjectId) -> ObjectKind {
         if self.0.commits.contains(id) {
             ObjectKind::Commit
         } else if let Some((_, p)) = self.0.tags.iter().find(|(t, _)| t == id) {
@@ -93,7 +100,7 @@ impl ObjectLookup for PoolObjects<'_> {
 
 impl Objects for PoolObjects<'_> {
     fn is_commit(&self, id: &ObjectId) -> Option<bool> {
-        match self.lookup(id) {
+        match self.kind(id) {
             ObjectKind::Missing => None,
             ObjectKind::Commit => Some(true),
             _ => Some(false),

@@ -92,9 +92,9 @@ fn worker(role: &str, dir: &Path) -> Result<String, String> {
                     Err(e) if e.kind() == ErrorKind::NotExist => continue,
                     Err(e) => return Err(format!("reader: reload: {e}")),
                 }
-                let refs = db.refs().map_err(|e| format!("reader: read: {e}"))?;
+                let mut refs = db.refs().map_err(|e| format!("reader: read: {e}"))?;
                 let mut per_writer: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-                for r in &refs {
+                while let Some(r) = refs.next_ref().map_err(|e| format!("reader: read: {e}"))? {
                     let name = String::from_utf8_lossy(&r.refname).into_owned();
                     let Some(rest) = name.strip_prefix("refs/heads/w") else {
                         continue;
@@ -187,7 +187,7 @@ fn stress() -> Result<(), String> {
         if db
             .reflog(format!("refs/heads/w{w}/0000").as_bytes())
             .map_err(|e| e.to_string())?
-            .len()
+            .count()
             != 1
         {
             return Err("lost reflog entry".into());
@@ -206,6 +206,7 @@ fn names(db: &RefDb) -> Vec<(Vec<u8>, Option<ObjectId>)> {
     db.refs()
         .unwrap()
         .into_iter()
+        .map(|r| r.unwrap())
         .map(|r| (r.refname.clone(), r.value_id().copied()))
         .collect()
 }

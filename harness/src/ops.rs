@@ -2,7 +2,7 @@
 //! (case files hold them as JSON), and their translation to `git` commands and to
 //! `reftable::refdb` calls.
 
-use reftable::refdb::{RefTarget, RefUpdate};
+use reftable::refdb::{Expected, NewValue, RefUpdate};
 use reftable::{HashId, ObjectId};
 use serde::{Deserialize, Serialize};
 
@@ -17,11 +17,33 @@ pub enum Value {
 }
 
 impl Value {
-    /// The `RefTarget` for the library.
-    pub fn target(&self) -> RefTarget {
+    /// The library's new value: the null id deletes.
+    pub fn new_value(&self) -> NewValue {
         match self {
-            Value::Oid(h) => RefTarget::Oid(ObjectId::from_hex(h).expect("hex object id")),
-            Value::Symref(t) => RefTarget::Symref(t.as_bytes().to_vec()),
+            Value::Oid(h) => {
+                let id = ObjectId::from_hex(h).expect("hex object id");
+                if id.is_null() {
+                    NewValue::Delete
+                } else {
+                    NewValue::Object(id)
+                }
+            }
+            Value::Symref(t) => NewValue::Symref(t.as_bytes().to_vec()),
+        }
+    }
+
+    /// The library's expectation: the null id means "must not exist".
+    pub fn expected(&self) -> Expected {
+        match self {
+            Value::Oid(h) => {
+                let id = ObjectId::from_hex(h).expect("hex object id");
+                if id.is_null() {
+                    Expected::Absent
+                } else {
+                    Expected::Object(id)
+                }
+            }
+            Value::Symref(t) => Expected::Symref(t.as_bytes().to_vec()),
         }
     }
 
@@ -66,8 +88,8 @@ impl Update {
     pub fn to_ref_update(&self, message: &str, create_reflog: bool) -> RefUpdate {
         RefUpdate {
             refname: self.refname.as_bytes().to_vec(),
-            new: self.new.as_ref().map(Value::target),
-            old: self.old.as_ref().map(Value::target),
+            new: self.new.as_ref().map(Value::new_value),
+            expected: self.old.as_ref().map_or(Expected::Any, Value::expected),
             no_deref: self.no_deref,
             create_reflog: create_reflog && self.takes_create_reflog(),
             message: message.as_bytes().to_vec(),

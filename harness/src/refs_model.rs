@@ -132,20 +132,19 @@ pub struct Refusal {
     pub first: Fault,
 }
 
-/// The fault a `RefDb` transaction error stands for (`None` for errors that are no refusal
-/// of the transaction's content, such as a held lock).
+/// The fault a `RefDb` transaction error stands for, from its [`reftable::Refusal`] (`None`
+/// for errors that are no refusal of the transaction's content, such as a held lock).
 pub fn library_fault(e: &reftable::Error) -> Option<Fault> {
-    use reftable::ErrorKind;
-    let msg = e.message();
-    match e.kind() {
-        ErrorKind::Refname => Some(Fault::BadName),
-        ErrorKind::NameConflict if msg.starts_with("multiple updates") => Some(Fault::Duplicate),
-        ErrorKind::NameConflict => Some(Fault::DfConflict),
-        ErrorKind::OldValueMismatch => Some(Fault::OldValue),
-        ErrorKind::InvalidObject if msg.contains("nonexistent") => Some(Fault::MissingObject),
-        ErrorKind::InvalidObject => Some(Fault::NonCommit),
-        _ => None,
-    }
+    use reftable::Refusal;
+    Some(match e.refusal()? {
+        Refusal::BadName { .. } => Fault::BadName,
+        Refusal::Duplicate { .. } => Fault::Duplicate,
+        Refusal::DirectoryConflict { .. } => Fault::DfConflict,
+        Refusal::OldValue { .. } | Refusal::DanglingSymref { .. } => Fault::OldValue,
+        Refusal::MissingObject { .. } => Fault::MissingObject,
+        Refusal::NonCommit { .. } => Fault::NonCommit,
+        _ => return None,
+    })
 }
 
 /// Faults noted while a transaction is checked.

@@ -52,7 +52,8 @@ impl Snapshot {
     /// Read a ref database.
     pub fn of_refdb(db: &RefDb) -> reftable::Result<Snapshot> {
         let mut s = Snapshot::default();
-        for r in db.refs()? {
+        let mut refs = db.refs()?;
+        while let Some(r) = refs.next_ref()? {
             let v = match &r.value {
                 RefValue::Object(id) => SValue::Oid(id.to_string(), None),
                 RefValue::Peeled {

@@ -512,7 +512,7 @@ fn prefix_iteration(n: usize, cfg: Config) -> Result<Point> {
     measure(&mut db, OPS as u64, n, &seeks, |db| {
         for k in 0..OPS {
             let prefix = format!("{}/", group(k));
-            assert_eq!(db.refs_with_prefix(prefix.as_bytes())?.len(), 4);
+            assert_eq!(db.refs_with_prefix(prefix.as_bytes())?.count(), 4);
         }
         Ok(())
     })
@@ -559,7 +559,7 @@ fn reflog_read(n: usize, cfg: Config) -> Result<Point> {
     };
     measure(&mut db, OPS as u64, n, &seeks, |db| {
         for k in 0..OPS {
-            assert_eq!(db.reflog(group(k).as_bytes())?.len(), 2);
+            assert_eq!(db.reflog(group(k).as_bytes())?.count(), 2);
         }
         Ok(())
     })
@@ -596,10 +596,7 @@ fn p1401(n: usize, cfg: Config, asymmetric: bool) -> Result<Point> {
     let create = |names: &[Vec<u8>]| -> Vec<RefUpdate> {
         names.iter().map(|r| RefUpdate::create(r, id)).collect()
     };
-    let delete: Vec<RefUpdate> = old
-        .iter()
-        .map(|r| RefUpdate::delete(r, None, HashId::Sha1))
-        .collect();
+    let delete: Vec<RefUpdate> = old.iter().map(|r| RefUpdate::delete(r, None)).collect();
     transaction(&mut db, &create(&old), cfg)?;
     transaction(&mut db, &delete, cfg)?;
     let updates = create(&new);
@@ -635,7 +632,7 @@ fn p1401(n: usize, cfg: Config, asymmetric: bool) -> Result<Point> {
         ledger.see(db.stack());
     }
     let seconds = t.elapsed().as_secs_f64();
-    debug_assert_eq!(db.refs()?.len(), n);
+    debug_assert_eq!(db.refs()?.count(), n);
     Ok(Point {
         n,
         ops: n as u64,

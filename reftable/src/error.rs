@@ -8,6 +8,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::hash::ObjectId;
+
 /// What went wrong, in the classes git's reftable library uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -42,6 +44,9 @@ pub enum ErrorKind {
     /// A ref transaction was refused because a new value names a missing object, or a
     /// non-commit for a branch.
     InvalidObject,
+    /// The caller's [`ObjectLookup`](crate::refdb::ObjectLookup) failed (its error is the
+    /// source).
+    ObjectLookup,
 }
 
 impl ErrorKind {
@@ -61,6 +66,7 @@ impl ErrorKind {
             ErrorKind::NameConflict => "reference name conflict",
             ErrorKind::OldValueMismatch => "reference has an unexpected value",
             ErrorKind::InvalidObject => "invalid object for reference",
+            ErrorKind::ObjectLookup => "object lookup failed",
         }
     }
 
@@ -78,7 +84,101 @@ impl ErrorKind {
             ErrorKind::EntryTooBig => -11,
             ErrorKind::Outdated => -12,
             // Errors of git's ref layer, which reports them all as a failed transaction.
-            ErrorKind::NameConflict | ErrorKind::OldValueMismatch | ErrorKind::InvalidObject => -1,
+            ErrorKind::NameConflict
+            | ErrorKind::OldValueMismatch
+            | ErrorKind::InvalidObject
+            | ErrorKind::ObjectLookup => -1,
+        }
+    }
+}
+
+/// What a ref is or holds, as a refusal reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RefState {
+    /// No such ref (or, for an expectation, "must not exist").
+    Absent,
+    /// A direct value (for a symref: the object it resolves to).
+    Object(ObjectId),
+    /// A symbolic ref to the named ref.
+    Symref(Vec<u8>),
+    /// A symref that cannot be resolved (too deep, or its chain is broken).
+    Unresolvable,
+}
+
+/// Why a ref transaction was refused, with the fields a caller needs to act on it. Carried by
+/// the [`Error`] (see [`Error::refusal`]); each variant goes with one [`ErrorKind`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// An invalid ref name, a pseudoref, or an invalid symref target
+    /// ([`ErrorKind::Refname`]).
+    BadName {
+        /// The name.
+        name: Vec<u8>,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Two updates of one ref ([`ErrorKind::NameConflict`]).
+    Duplicate {
+        /// The ref updated twice.
+        name: Vec<u8>,
+        /// The symref (or `HEAD`) the second update came through, if any.
+        via: Option<Vec<u8>>,
+    },
+    /// A directory/file conflict: `name` and `existing` cannot both exist
+    /// ([`ErrorKind::NameConflict`]).
+    DirectoryConflict {
+        /// The ref being created.
+        name: Vec<u8>,
+        /// The ref in the way.
+        existing: Vec<u8>,
+        /// Whether `existing` is another update of the same transaction rather than a ref
+        /// in the database.
+        in_transaction: bool,
+    },
+    /// The ref does not have the value the update expects ([`ErrorKind::OldValueMismatch`]).
+    OldValue {
+        /// The ref, as the update named it.
+        name: Vec<u8>,
+        /// What the update expected.
+        expected: RefState,
+        /// What the ref is.
+        actual: RefState,
+    },
+    /// A no-deref update expecting no ref found a dangling symref, which it would have
+    /// overwritten ([`ErrorKind::OldValueMismatch`]; git 2.52 and later).
+    DanglingSymref {
+        /// The symref.
+        name: Vec<u8>,
+    },
+    /// The new value names an object that does not exist ([`ErrorKind::InvalidObject`]).
+    MissingObject {
+        /// The ref.
+        name: Vec<u8>,
+        /// The object.
+        id: ObjectId,
+    },
+    /// A non-commit object for a branch or `HEAD` ([`ErrorKind::InvalidObject`]).
+    NonCommit {
+        /// The branch.
+        name: Vec<u8>,
+        /// The object.
+        id: ObjectId,
+    },
+}
+
+impl Refusal {
+    /// The error kind this refusal is reported with.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Refusal::BadName { .. } => ErrorKind::Refname,
+            Refusal::Duplicate { .. } | Refusal::DirectoryConflict { .. } => {
+                ErrorKind::NameConflict
+            }
+            Refusal::OldValue { .. } | Refusal::DanglingSymref { .. } => {
+                ErrorKind::OldValueMismatch
+            }
+            Refusal::MissingObject { .. } | Refusal::NonCommit { .. } => ErrorKind::InvalidObject,
         }
     }
 }
@@ -97,7 +197,8 @@ pub struct Error {
     message: String,
     file: Option<PathBuf>,
     offset: Option<u64>,
-    source: Option<io::Error>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    refusal: Option<Box<Refusal>>,
 }
 
 impl Error {
@@ -109,7 +210,26 @@ impl Error {
             file: None,
             offset: None,
             source: None,
+            refusal: None,
         }
+    }
+
+    /// A refused ref transaction: the error of `refusal`'s kind, with `message`.
+    pub fn refused(refusal: Refusal, message: impl Into<String>) -> Error {
+        let mut e = Error::new(refusal.kind(), message);
+        e.refusal = Some(Box::new(refusal));
+        e
+    }
+
+    /// An error from outside the crate (such as an object lookup), kept as the source.
+    pub fn wrap(
+        kind: ErrorKind,
+        what: impl Into<String>,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    ) -> Error {
+        let mut e = Error::new(kind, format!("{}: {source}", what.into()));
+        e.source = Some(source);
+        e
     }
 
     /// A format error ("corrupt reftable file") with a message.
@@ -135,7 +255,8 @@ impl Error {
             message: format!("{}: {}", what.into(), err),
             file: None,
             offset: None,
-            source: Some(err),
+            source: Some(Box::new(err)),
+            refusal: None,
         }
     }
 
@@ -174,6 +295,20 @@ impl Error {
     pub fn offset(&self) -> Option<u64> {
         self.offset
     }
+
+    /// Why a ref transaction was refused, when it was.
+    ///
+    /// ```
+    /// use reftable::{Error, Refusal, RefState};
+    /// let e = Error::refused(
+    ///     Refusal::OldValue { name: b"refs/heads/x".to_vec(), expected: RefState::Absent, actual: RefState::Symref(b"refs/heads/y".to_vec()) },
+    ///     "cannot lock ref 'refs/heads/x': reference already exists",
+    /// );
+    /// assert!(matches!(e.refusal(), Some(Refusal::OldValue { expected: RefState::Absent, .. })));
+    /// ```
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.refusal.as_deref()
+    }
 }
 
 impl fmt::Display for Error {
@@ -191,7 +326,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source
-            .as_ref()
+            .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }

@@ -18,8 +18,18 @@
 //! which reproduces git's compressed bytes exactly; the `zlib-rs` feature uses the pure-Rust
 //! zlib-rs instead, whose output can differ (rarely) in compressed bytes but never in content.
 //!
-//! The read path, one module a step: [`varint`] → [`block`] → [`record`] → [`table`] →
-//! [`merged`] → [`stack`] → [`refdb`].
+//! ## What to use
+//!
+//! - A repository's refs: [`RefDb`] (transactions with git's rules, prepared and committed
+//!   in two phases; reflogs; `pack-refs`) over a [`Stack`] (`tables.list`, locks,
+//!   compaction). Read-only tools open a [`StackReader`], which creates and locks nothing.
+//! - Single tables: [`Table`] to read, [`Writer`] to write; [`MergedTable`] for several.
+//! - Looking inside tables (dumps, verifiers, fuzzers): [`walk`] and the [`codec`] layer.
+//!
+//! The read path, one module a step, each using only those before it: [`codec`]
+//! (`varint` → `format` → `record` → `block`) → [`table`] → [`merged`] →
+//! [`stack_reader`] → [`stack`] → [`refdb`]. Writing mirrors it: `codec::block_writer` →
+//! [`Writer`] → [`Stack`] → [`RefDb`].
 //!
 //! ```
 //! use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
@@ -91,9 +101,10 @@ pub use codec::format::MAX_BLOCK_SIZE;
 pub use codec::record::{
     IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
 };
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, RefState, Refusal, Result};
 pub use hash::{HashId, ObjectId};
 pub use merged::{MergedIter, MergedTable};
+pub use refdb::{Committer, RefDb, RefDbOptions, RefUpdate};
 pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
 pub use stack_reader::StackReader;
 pub use stats::Stats;

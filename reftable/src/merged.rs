@@ -260,6 +260,11 @@ impl<R: Record> MergedIter<R> {
         s
     }
 
+    /// The record the last [`MergedIter::next_record`] returned, if it returned one.
+    pub(crate) fn last_returned(&self) -> Option<&R> {
+        self.advance.map(|i| &self.current[i])
+    }
+
     /// The next record, borrowed until the next call. After an error the iterator ends.
     pub fn next_record(&mut self) -> Result<Option<&R>> {
         if self.failed {

@@ -4,7 +4,7 @@
 //! deterministic inputs.
 
 use arbitrary::{Result as AResult, Unstructured};
-use reftable::refdb::{Committer, ObjectKind, ObjectLookup, RefDb, RefDbOptions};
+use reftable::refdb::{Committer, LookupError, ObjectKind, ObjectLookup, RefDb, RefDbOptions};
 use reftable::{HashId, ObjectId, StackOptions};
 
 use crate::ops::{LogRefsOpt, Update, Value};
@@ -33,19 +33,19 @@ fn oid(b: u8) -> ObjectId {
 }
 
 impl ObjectLookup for Pool {
-    fn lookup(&self, id: &ObjectId) -> ObjectKind {
-        match id.as_bytes()[0] {
+    fn lookup(&self, id: &ObjectId) -> Result<ObjectKind, LookupError> {
+        Ok(match id.as_bytes()[0] {
             1..=4 => ObjectKind::Commit,
             5 => ObjectKind::Tag { peeled: oid(1) },
             6 => ObjectKind::Other,
             _ => ObjectKind::Missing,
-        }
+        })
     }
 }
 
 impl Objects for Pool {
     fn is_commit(&self, id: &ObjectId) -> Option<bool> {
-        match self.lookup(id) {
+        match self.lookup(id).expect("infallible") {
             ObjectKind::Missing => None,
             ObjectKind::Commit => Some(true),
             _ => Some(false),

@@ -4,7 +4,7 @@
 //! [`MergedTable`](crate::MergedTable), [`Stack`](crate::Stack) and
 //! [`RefDb`](crate::RefDb) read and write through it.
 //!
-//! Read bottom up: [`varint`] → [`format`] → [`record`] → [`block`] (and [`block_writer`]).
+//! Read bottom up: [`varint`] → [`format`](mod@format) → [`record`] → [`block`] (and [`block_writer`]).
 
 pub mod block;
 pub mod block_writer;

@@ -1,0 +1,136 @@
+//! A ref database with git's semantics on top of a [`Stack`]: transactions of ref updates
+//! (old-value checks, symref dereferencing, D/F conflict and name checks) prepared and
+//! committed in two phases, reflogs as git's reftable backend writes them, reflog expiry,
+//! and pack-refs.
+//!
+//! It follows git 2.47's `refs/reftable-backend.c` and the generic ref layer in `refs.c`
+//! (with git 2.52's protection of dangling symrefs, see
+//! [`RefDbOptions::protect_dangling_symrefs`]), so that the same operations on git and on
+//! this crate give the same tables.
+//!
+//! - [`update`]: what a transaction is made of ([`RefUpdate`], [`NewValue`], [`Expected`]);
+//! - [`objects`]: what the caller tells transactions about objects ([`ObjectLookup`]);
+//! - [`read`]: reading refs ([`LiveRefs`]);
+//! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
+//! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]).
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::stack::{Stack, StackOptions};
+
+pub mod objects;
+pub mod read;
+pub mod reflog;
+pub mod transaction;
+pub mod update;
+
+pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
+pub use read::LiveRefs;
+pub use reflog::{is_existence_marker, normalize_message, Expired, ReflogEntries};
+pub use transaction::PreparedTransaction;
+pub use update::{Expected, NewValue, RefUpdate};
+
+/// `core.logAllRefUpdates`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogRefs {
+    /// `false`: only refs whose reflog already exists get entries.
+    None,
+    /// `true` (git's default in non-bare repositories): also branches, remote-tracking refs,
+    /// notes and `HEAD`.
+    #[default]
+    Normal,
+    /// `always`: every ref.
+    Always,
+}
+
+/// The committer identity and time written into reflog entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Committer {
+    /// Name.
+    pub name: Vec<u8>,
+    /// Email, without `<>`.
+    pub email: Vec<u8>,
+    /// Seconds since the epoch.
+    pub time: u64,
+    /// Time zone as git stores it: `±HHMM` read as a decimal number (`-0700` → -700).
+    pub tz_offset: i16,
+}
+
+/// Options of a ref database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefDbOptions {
+    /// The stack's options.
+    pub stack: StackOptions,
+    /// `core.logAllRefUpdates`.
+    pub log_refs: LogRefs,
+    /// Refuse an update that does not dereference (`no_deref`) and expects no ref, of a ref
+    /// that is a dangling symref, as git does since 2.52 ("dangling symref already exists");
+    /// git 2.45 to 2.51 overwrite the symref. On by default.
+    pub protect_dangling_symrefs: bool,
+}
+
+impl Default for RefDbOptions {
+    fn default() -> Self {
+        RefDbOptions {
+            stack: StackOptions::default(),
+            log_refs: LogRefs::default(),
+            protect_dangling_symrefs: true,
+        }
+    }
+}
+
+/// A ref database in a reftable stack directory.
+///
+/// ```
+/// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+/// use reftable::ObjectId;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
+/// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+/// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+/// db.transaction(&[RefUpdate::create("refs/heads/main", id).message("first")], &me, &AssumeCommits).unwrap();
+/// assert_eq!(db.resolve(b"refs/heads/main").unwrap(), Some(id));
+/// let first = db.reflog(b"refs/heads/main").unwrap().next().unwrap().unwrap();
+/// assert_eq!(first.update().unwrap().message, b"first\n");
+/// ```
+#[derive(Debug)]
+pub struct RefDb {
+    stack: Stack,
+    opts: RefDbOptions,
+}
+
+pub(crate) fn show(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
+impl RefDb {
+    /// Open (or create) the ref database whose stack lives in `dir` (`.git/reftable`).
+    pub fn open(dir: impl AsRef<Path>, opts: RefDbOptions) -> Result<RefDb> {
+        Ok(RefDb {
+            stack: Stack::open(dir, opts.stack)?,
+            opts,
+        })
+    }
+
+    /// The underlying stack.
+    pub fn stack(&self) -> &Stack {
+        &self.stack
+    }
+
+    /// The underlying stack, mutably (for compaction or option changes).
+    pub fn stack_mut(&mut self) -> &mut Stack {
+        &mut self.stack
+    }
+
+    /// The options.
+    pub fn options(&self) -> &RefDbOptions {
+        &self.opts
+    }
+
+    /// Re-read the stack from disk.
+    pub fn reload(&mut self) -> Result<()> {
+        self.stack.reload()
+    }
+}

@@ -1,0 +1,235 @@
+//! Reading refs: a ref's live record, resolving symrefs as deep as git does, the D/F check,
+//! and iterators over live refs that lend each record.
+
+use crate::codec::record::{LogRecord, Record, RefRecord, RefValue};
+use crate::error::{Error, Refusal, Result};
+use crate::hash::{HashId, ObjectId};
+use crate::merged::{MergedIter, MergedTable};
+use crate::refname::{autocreates_reflog, is_valid_refname};
+
+use super::{show, LogRefs, RefDb};
+
+/// How many refs are read while resolving a name (git's `SYMREF_MAXDEPTH`, counted as git's
+/// `refs_resolve_ref_unsafe` counts it: one read per step, five in all), so a chain of at
+/// most four symrefs ending in a direct ref resolves.
+const SYMREF_MAX_DEPTH: usize = 5;
+
+/// The queries transactions and readers make of a merged view.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct View<'a> {
+    pub(crate) merged: &'a MergedTable,
+    pub(crate) hash: HashId,
+}
+
+impl View<'_> {
+    /// The live record of `name`.
+    pub(crate) fn raw_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
+        self.merged.read_ref(name)
+    }
+
+    /// Whether `name` has a reflog: a live log record (an entry or an existence marker).
+    pub(crate) fn has_reflog(&self, name: &[u8]) -> Result<bool> {
+        let mut it = self.merged.seek_log(name)?;
+        while let Some(l) = it.next_record()? {
+            if l.refname != name {
+                return Ok(false);
+            }
+            if !l.is_deletion() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether an update of `name` gets a reflog entry under `core.logAllRefUpdates`.
+    pub(crate) fn should_write_log(&self, log_refs: LogRefs, name: &[u8]) -> Result<bool> {
+        match log_refs {
+            LogRefs::Always => Ok(true),
+            LogRefs::Normal if autocreates_reflog(name) => Ok(true),
+            _ => self.has_reflog(name),
+        }
+    }
+
+    /// The live log records of `name` (entries and existence markers), newest first.
+    pub(crate) fn live_logs(&self, name: &[u8]) -> Result<Vec<LogRecord>> {
+        self.merged.read_log(name)
+    }
+
+    /// Follow symrefs from `name`. `Ok(None)`: too deep or a bad target name; a dangling
+    /// symref resolves to the null id unless `reading`, where it is `None` too.
+    pub(crate) fn resolve_ref(&self, name: &[u8], reading: bool) -> Result<Option<ObjectId>> {
+        let mut name = name.to_vec();
+        for _ in 0..SYMREF_MAX_DEPTH {
+            if !is_valid_refname(&name, true) {
+                return Ok(None);
+            }
+            match self.raw_ref(&name)? {
+                None => {
+                    return Ok(if reading {
+                        None
+                    } else {
+                        Some(ObjectId::null(self.hash))
+                    })
+                }
+                Some(r) => match r.value {
+                    RefValue::Symref(t) => name = t,
+                    RefValue::Object(id) | RefValue::Peeled { object: id, .. } => {
+                        return Ok(Some(id))
+                    }
+                    RefValue::Deletion => unreachable!("read_ref hides tombstones"),
+                },
+            }
+        }
+        Ok(None)
+    }
+
+    /// git's `refs_verify_refname_available`: no existing ref or other ref of the
+    /// transaction may be a directory prefix of `name`, or live below `name/`. `extras` is
+    /// sorted. Bounded by the refs and tombstones under `name/`, not by the stack's size.
+    pub(crate) fn check_available(&self, name: &[u8], extras: &[Vec<u8>]) -> Result<()> {
+        let conflict = |existing: &[u8], in_transaction: bool| {
+            let msg = if in_transaction {
+                format!(
+                    "cannot process '{}' and '{}' at the same time",
+                    show(name),
+                    show(existing)
+                )
+            } else {
+                format!(
+                    "'{}' exists; cannot create '{}'",
+                    show(existing),
+                    show(name)
+                )
+            };
+            Error::refused(
+                Refusal::DirectoryConflict {
+                    name: name.to_vec(),
+                    existing: existing.to_vec(),
+                    in_transaction,
+                },
+                msg,
+            )
+        };
+        for (i, _) in name.iter().enumerate().filter(|(_, &c)| c == b'/') {
+            let dir = &name[..i];
+            if self.raw_ref(dir)?.is_some() {
+                return Err(conflict(dir, false));
+            }
+            // `extras` is sorted: binary searches keep big transactions linear.
+            if extras.binary_search_by(|e| e.as_slice().cmp(dir)).is_ok() {
+                return Err(conflict(dir, true));
+            }
+        }
+        let mut dir = name.to_vec();
+        dir.push(b'/');
+        // Bounded: stops at the first key outside `name/`, tombstone or not.
+        let mut it = self.merged.seek_ref(&dir)?;
+        while let Some(r) = it.next_record()? {
+            if !r.refname.starts_with(&dir) {
+                break;
+            }
+            if !r.is_deletion() {
+                return Err(conflict(&r.refname.clone(), false));
+            }
+        }
+        let first_below = extras.partition_point(|e| e.as_slice() < dir.as_slice());
+        if let Some(e) = extras.get(first_below).filter(|e| e.starts_with(&dir)) {
+            return Err(conflict(e, true));
+        }
+        Ok(())
+    }
+}
+
+/// The live refs of a ref database in name order, root refs such as `HEAD` included (all of
+/// them, or those under a prefix). [`LiveRefs::next_ref`] lends each record without copying;
+/// the [`Iterator`] implementation clones them.
+///
+/// ```
+/// # use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+/// # use reftable::ObjectId;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
+/// # let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+/// # let u = [RefUpdate::create("refs/heads/a", id), RefUpdate::create("refs/tags/v1", id)];
+/// # db.transaction(&u, &Committer::default(), &AssumeCommits).unwrap();
+/// let mut branches = db.refs_with_prefix(b"refs/heads/").unwrap();
+/// while let Some(r) = branches.next_ref().unwrap() {
+///     assert!(r.refname.starts_with(b"refs/heads/"));
+/// }
+/// ```
+#[derive(Debug)]
+pub struct LiveRefs {
+    it: MergedIter<RefRecord>,
+    prefix: Vec<u8>,
+    done: bool,
+}
+
+impl LiveRefs {
+    /// The next live ref, borrowed until the next call. Stops at the first key past the
+    /// prefix, tombstone or not.
+    pub fn next_ref(&mut self) -> Result<Option<&RefRecord>> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            match self.it.next_record()? {
+                None => break,
+                Some(r) if !r.refname.starts_with(&self.prefix) => break,
+                Some(r) if r.is_deletion() => continue,
+                Some(_) => return Ok(self.it.last_returned()),
+            }
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+impl Iterator for LiveRefs {
+    type Item = Result<RefRecord>;
+
+    fn next(&mut self) -> Option<Result<RefRecord>> {
+        self.next_ref().map(|r| r.cloned()).transpose()
+    }
+}
+
+impl RefDb {
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            merged: self.stack.merged(),
+            hash: self.stack.options().hash(),
+        }
+    }
+
+    /// The live record of `name` (a value or a symref), without following symrefs.
+    pub fn read_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
+        self.view().raw_ref(name)
+    }
+
+    /// The object `name` points at, following symrefs as deep as git does (four symrefs);
+    /// `None` when it does not resolve.
+    pub fn resolve(&self, name: &[u8]) -> Result<Option<ObjectId>> {
+        self.view().resolve_ref(name, true)
+    }
+
+    /// Every live ref in name order (root refs such as `HEAD` included).
+    pub fn refs(&self) -> Result<LiveRefs> {
+        self.refs_with_prefix(b"")
+    }
+
+    /// The live refs whose names start with `prefix`, in name order. Stops at the first key
+    /// without the prefix, tombstone or not.
+    pub fn refs_with_prefix(&self, prefix: &[u8]) -> Result<LiveRefs> {
+        Ok(LiveRefs {
+            it: self.stack.merged().seek_ref(prefix)?,
+            prefix: prefix.to_vec(),
+            done: false,
+        })
+    }
+
+    /// Check that `name` could be created: no existing ref is a directory prefix of it and
+    /// none lives below `name/` (git's D/F check). Bounded by the refs and tombstones under
+    /// `name/`, not by the stack's size. The error's [`Refusal`] names the ref in the way.
+    pub fn check_name_available(&self, name: &[u8]) -> Result<()> {
+        self.view().check_available(name, &[])
+    }
+}

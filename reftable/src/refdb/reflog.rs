@@ -1,0 +1,230 @@
+//! Reflogs as git's reftable backend keeps them: reading them (entries newest first,
+//! tombstones and existence markers hidden), creating and deleting them, expiring entries,
+//! and `git pack-refs`.
+
+use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record};
+use crate::error::Result;
+use crate::hash::{HashId, ObjectId};
+use crate::merged::MergedIter;
+
+use super::RefDb;
+
+/// git's reflog message normalization: runs of whitespace (space, tab, CR, LF) become one
+/// space, leading and trailing whitespace is dropped, and the message ends at a NUL.
+///
+/// ```
+/// assert_eq!(reftable::refdb::normalize_message(b"  multi\n\nline\t x "), b"multi line x");
+/// ```
+pub fn normalize_message(msg: &[u8]) -> Vec<u8> {
+    let is_space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let mut out = Vec::with_capacity(msg.len());
+    let mut was_space = true;
+    for &c in msg {
+        if c == 0 {
+            break;
+        }
+        if was_space && is_space(c) {
+            continue;
+        }
+        was_space = is_space(c);
+        out.push(if was_space { b' ' } else { c });
+    }
+    while out.last() == Some(&b' ') {
+        out.pop();
+    }
+    out
+}
+
+/// A reflog existence marker: null old and new ids, empty strings, time 0.
+pub(crate) fn existence_marker(name: &[u8], ts: u64, hash: HashId) -> LogRecord {
+    LogRecord {
+        refname: name.to_vec(),
+        update_index: ts,
+        value: LogValue::Update(LogUpdate {
+            old_id: ObjectId::null(hash),
+            new_id: ObjectId::null(hash),
+            ..Default::default()
+        }),
+    }
+}
+
+/// Whether a log record is a reflog existence marker (both ids null). git hides such records
+/// from every reader, whatever their other fields.
+pub fn is_existence_marker(l: &LogRecord) -> bool {
+    matches!(&l.value, LogValue::Update(u) if u.old_id.is_null() && u.new_id.is_null())
+}
+
+/// The entries of one reflog, newest first, without tombstones and existence markers.
+/// [`ReflogEntries::next_entry`] lends each record; the [`Iterator`] implementation clones.
+#[derive(Debug)]
+pub struct ReflogEntries {
+    it: MergedIter<LogRecord>,
+    name: Vec<u8>,
+    done: bool,
+}
+
+impl ReflogEntries {
+    /// The next entry, borrowed until the next call.
+    pub fn next_entry(&mut self) -> Result<Option<&LogRecord>> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            match self.it.next_record()? {
+                None => break,
+                Some(l) if l.refname != self.name => break,
+                Some(l) if l.is_deletion() || is_existence_marker(l) => continue,
+                Some(_) => return Ok(self.it.last_returned()),
+            }
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+impl Iterator for ReflogEntries {
+    type Item = Result<LogRecord>;
+
+    fn next(&mut self) -> Option<Result<LogRecord>> {
+        self.next_entry().map(|r| r.cloned()).transpose()
+    }
+}
+
+/// What [`RefDb::expire_reflog`] did (or, with `dry_run`, would do).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expired {
+    /// Entries pruned.
+    pub pruned: usize,
+    /// Entries kept.
+    pub kept: usize,
+}
+
+impl RefDb {
+    /// The reflog of `name` as git shows it: newest first, without tombstones and without
+    /// the existence marker.
+    pub fn reflog(&self, name: &[u8]) -> Result<ReflogEntries> {
+        Ok(ReflogEntries {
+            it: self.stack.merged().seek_log(name)?,
+            name: name.to_vec(),
+            done: false,
+        })
+    }
+
+    /// Whether `name` has a reflog (entries or an existence marker).
+    pub fn reflog_exists(&self, name: &[u8]) -> Result<bool> {
+        self.view().has_reflog(name)
+    }
+
+    /// Names with a reflog, in name order (`git reflog list`).
+    pub fn reflog_names(&self) -> Result<Vec<Vec<u8>>> {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let mut it = self.stack.merged().logs()?;
+        while let Some(l) = it.next_record()? {
+            if !l.is_deletion() && out.last() != Some(&l.refname) {
+                out.push(l.refname.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Write a reflog existence marker for `name` unless it has a reflog already
+    /// (`git update-ref --create-reflog`, `git reflog` with an empty log).
+    pub fn create_reflog(&mut self, name: &[u8]) -> Result<()> {
+        self.stack.reload()?;
+        if self.view().has_reflog(name)? {
+            return Ok(());
+        }
+        let name = name.to_vec();
+        let hash = self.stack.options().hash();
+        self.stack.add(|w, ts| {
+            w.set_limits(ts, ts)?;
+            w.add_log_verbatim(&existence_marker(&name, ts, hash))
+        })
+    }
+
+    /// Delete the reflog of `name`: a tombstone for each live entry.
+    pub fn delete_reflog(&mut self, name: &[u8]) -> Result<()> {
+        self.stack.reload()?;
+        let logs = self.view().live_logs(name)?;
+        self.stack.add(|w, ts| {
+            w.set_limits(ts, ts)?;
+            for l in &logs {
+                w.add_log(&LogRecord {
+                    refname: l.refname.clone(),
+                    update_index: l.update_index,
+                    value: LogValue::Deletion,
+                })?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Expire reflog entries of `name` (`git reflog expire` / `git reflog delete`): entries
+    /// for which `prune` says yes become tombstones, the others are rewritten (with
+    /// `rewrite`, each entry's old id becomes the new id of the previous kept entry), and an
+    /// existence marker is written when none survive; as git does, the table is written even
+    /// when nothing is pruned. `prune` sees the entries oldest first, as git's expiry
+    /// callbacks do. With `dry_run` nothing is written or locked: the result says what would
+    /// happen.
+    pub fn expire_reflog(
+        &mut self,
+        name: &[u8],
+        prune: &mut dyn FnMut(&LogRecord) -> bool,
+        rewrite: bool,
+        dry_run: bool,
+    ) -> Result<Expired> {
+        self.stack.reload()?;
+        let hash = self.stack.options().hash();
+        let mut logs: Vec<LogRecord> = self
+            .view()
+            .live_logs(name)?
+            .into_iter()
+            .filter(|l| !is_existence_marker(l))
+            .collect();
+        let mut out = Expired::default();
+        let mut last_new: Option<ObjectId> = None;
+        for l in logs.iter_mut().rev() {
+            if prune(l) {
+                l.value = LogValue::Deletion;
+                out.pruned += 1;
+            } else if let LogValue::Update(u) = &mut l.value {
+                out.kept += 1;
+                if rewrite {
+                    if let Some(prev) = last_new {
+                        u.old_id = prev;
+                    }
+                }
+                last_new = Some(u.new_id);
+            }
+        }
+        if dry_run {
+            return Ok(out);
+        }
+        let live = out.kept > 0;
+        let name = name.to_vec();
+        let mut add = self.stack.new_addition(false)?;
+        add.add_table(|w, ts| {
+            w.set_limits(ts, ts)?;
+            if !live {
+                w.add_log_verbatim(&existence_marker(&name, ts, hash))?;
+            }
+            for l in &logs {
+                w.add_log(l)?;
+            }
+            Ok(())
+        })?;
+        add.commit()?;
+        Ok(out)
+    }
+
+    /// `git pack-refs`: compact the whole stack into one table (dropping tombstones), then
+    /// remove stale tables. With `auto`, compact only what the geometric rule asks for.
+    pub fn pack_refs(&mut self, auto: bool) -> Result<()> {
+        if auto {
+            self.stack.auto_compact()?;
+        } else {
+            self.stack.compact_all(None)?;
+        }
+        self.stack.clean()
+    }
+}

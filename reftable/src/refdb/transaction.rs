@@ -1,0 +1,730 @@
+//! Transactions in two phases, as git's ref backends run them: [`RefDb::prepare`] locks the
+//! stack, checks every update and works out the records; [`PreparedTransaction::commit`]
+//! writes them as one table. Dropping a prepared transaction releases the lock and writes
+//! nothing.
+//!
+//! Checks, in git 2.47's order (later gits report some faults in another order; the set of
+//! refused transactions is the same):
+//!
+//! 1. names: every ref name and symref target valid, no pseudorefs;
+//! 2. duplicates among the named refs;
+//! 3. per update, in order, with the updates symrefs and `HEAD` add appended as they are
+//!    found: objects (missing, non-commit on a branch), `HEAD` following its branch, the
+//!    current value (missing but expected, D/F conflict when created), symrefs split onto
+//!    their referent, and the expected old value.
+
+use std::collections::HashMap;
+
+use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
+use crate::error::{Error, ErrorKind, RefState, Refusal, Result};
+use crate::hash::{HashId, ObjectId};
+use crate::refname::{is_pseudoref, is_safe_refname, is_valid_refname};
+use crate::stack::Addition;
+
+use super::objects::{ObjectKind, ObjectLookup};
+use super::read::View;
+use super::reflog::normalize_message;
+use super::update::{Expected, NewValue, RefUpdate};
+use super::{show, Committer, LogRefs, RefDb};
+
+/// A value inside the planner: an object id or a symref target. The null id stands for
+/// "deleted" (as a new value) and "must not exist" (as an old one), as in git.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Val {
+    Oid(ObjectId),
+    Symref(Vec<u8>),
+}
+
+/// One update being prepared: git's `struct ref_update` with its flags spelled out.
+#[derive(Clone, Debug)]
+struct Work {
+    refname: Vec<u8>,
+    /// The name the caller gave (differs for updates split off a symref or `HEAD`).
+    original: Vec<u8>,
+    new: Option<Val>,
+    old: Option<Val>,
+    no_deref: bool,
+    log_only: bool,
+    via_head: bool,
+    create_reflog: bool,
+    message: Vec<u8>,
+    /// The ref is currently a symref.
+    is_symref: bool,
+}
+
+impl Work {
+    fn from_update(u: &RefUpdate, null: ObjectId) -> Work {
+        let new = u.new.as_ref().map(|v| match v {
+            NewValue::Object(id) => Val::Oid(*id),
+            NewValue::Symref(t) => Val::Symref(t.clone()),
+            NewValue::Delete => Val::Oid(null),
+        });
+        let old = match &u.expected {
+            Expected::Any => None,
+            Expected::Absent => Some(Val::Oid(null)),
+            Expected::Object(id) => Some(Val::Oid(*id)),
+            Expected::Symref(t) => Some(Val::Symref(t.clone())),
+        };
+        Work {
+            refname: u.refname.clone(),
+            original: u.refname.clone(),
+            new,
+            old,
+            no_deref: u.no_deref,
+            log_only: false,
+            via_head: false,
+            create_reflog: u.create_reflog,
+            message: normalize_message(&u.message),
+            is_symref: false,
+        }
+    }
+
+    fn new_is_null(&self) -> bool {
+        matches!(&self.new, Some(Val::Oid(id)) if id.is_null())
+    }
+
+    fn expects_existing(&self) -> bool {
+        match &self.old {
+            Some(Val::Oid(id)) => !id.is_null(),
+            Some(Val::Symref(_)) => true,
+            None => false,
+        }
+    }
+
+    fn expected_state(&self) -> RefState {
+        match &self.old {
+            Some(Val::Oid(id)) if id.is_null() => RefState::Absent,
+            Some(Val::Oid(id)) => RefState::Object(*id),
+            Some(Val::Symref(t)) => RefState::Symref(t.clone()),
+            None => RefState::Absent,
+        }
+    }
+}
+
+fn oid_state(id: ObjectId) -> RefState {
+    if id.is_null() {
+        RefState::Absent
+    } else {
+        RefState::Object(id)
+    }
+}
+
+/// A transaction whose checks passed, holding the stack's lock until it is committed or
+/// dropped.
+#[derive(Debug)]
+pub struct PreparedTransaction<'a> {
+    addition: Addition<'a>,
+    update_index: u64,
+    refs: Vec<RefRecord>,
+    logs: Vec<LogRecord>,
+}
+
+impl PreparedTransaction<'_> {
+    /// The update index the transaction's table gets.
+    pub fn update_index(&self) -> u64 {
+        self.update_index
+    }
+
+    /// The ref records it writes (tombstones for deletions), in name order.
+    pub fn refs(&self) -> &[RefRecord] {
+        &self.refs
+    }
+
+    /// The log records it writes (entries and tombstones), in key order.
+    pub fn logs(&self) -> &[LogRecord] {
+        &self.logs
+    }
+
+    /// Whether it writes nothing (every update a no-op or a check): committing adds no
+    /// table.
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty() && self.logs.is_empty()
+    }
+
+    /// Write the table and publish it in `tables.list` (auto-compacting afterwards unless
+    /// the stack's options say not to).
+    pub fn commit(mut self) -> Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let ts = self.update_index;
+        let (refs, logs) = (
+            std::mem::take(&mut self.refs),
+            std::mem::take(&mut self.logs),
+        );
+        self.addition.add_table(|w, _| {
+            w.set_limits(ts, ts)?;
+            for r in &refs {
+                w.add_ref(r)?;
+            }
+            for l in &logs {
+                w.add_log(l)?;
+            }
+            Ok(())
+        })?;
+        self.addition.commit()
+    }
+}
+
+fn check_names(updates: &[RefUpdate], hash: HashId) -> Result<()> {
+    for u in updates {
+        let needs_format = matches!(
+            &u.new,
+            Some(NewValue::Object(_)) | Some(NewValue::Symref(_))
+        );
+        let ok = if needs_format {
+            is_valid_refname(&u.refname, true)
+        } else {
+            is_safe_refname(&u.refname)
+        };
+        let bad = |why: &'static str, msg: String| {
+            Err(Error::refused(
+                Refusal::BadName {
+                    name: u.refname.clone(),
+                    why,
+                },
+                msg,
+            ))
+        };
+        if !ok {
+            return bad(
+                "not a valid ref name",
+                format!(
+                    "refusing to update ref with bad name '{}'",
+                    show(&u.refname)
+                ),
+            );
+        }
+        if is_pseudoref(&u.refname) {
+            return bad(
+                "a pseudoref",
+                format!("refusing to update pseudoref '{}'", show(&u.refname)),
+            );
+        }
+        let targets = [
+            match &u.new {
+                Some(NewValue::Symref(t)) => Some(t),
+                _ => None,
+            },
+            match &u.expected {
+                Expected::Symref(t) => Some(t),
+                _ => None,
+            },
+        ];
+        for t in targets.into_iter().flatten() {
+            if !is_valid_refname(t, true) {
+                return Err(Error::refused(
+                    Refusal::BadName {
+                        name: t.clone(),
+                        why: "not a valid symref target",
+                    },
+                    format!("invalid symref target '{}'", show(t)),
+                ));
+            }
+        }
+        let ids = [
+            match &u.new {
+                Some(NewValue::Object(id)) => Some(id),
+                _ => None,
+            },
+            match &u.expected {
+                Expected::Object(id) => Some(id),
+                _ => None,
+            },
+        ];
+        if ids.into_iter().flatten().any(|id| id.hash() != hash) {
+            return Err(Error::api("object id of the wrong hash"));
+        }
+    }
+    Ok(())
+}
+
+/// Object lookups of one transaction, each id asked once.
+struct Objects<'o> {
+    lookup: &'o dyn ObjectLookup,
+    seen: HashMap<ObjectId, ObjectKind>,
+}
+
+impl Objects<'_> {
+    fn kind(&mut self, id: &ObjectId) -> Result<ObjectKind> {
+        if let Some(k) = self.seen.get(id) {
+            return Ok(*k);
+        }
+        let k = self
+            .lookup
+            .lookup(id)
+            .map_err(|e| Error::wrap(ErrorKind::ObjectLookup, format!("looking up {id}"), e))?;
+        self.seen.insert(*id, k);
+        Ok(k)
+    }
+}
+
+/// The checks of one transaction, over the stack as loaded under the lock.
+struct Planner<'v, 'o> {
+    view: View<'v>,
+    null: ObjectId,
+    protect_dangling: bool,
+    objects: Objects<'o>,
+    work: Vec<Work>,
+    /// Every ref the transaction touches, sorted (for duplicate and D/F checks).
+    affected: Vec<Vec<u8>>,
+    /// (index into `work`, current value) of the updates that write something.
+    queued: Vec<(usize, ObjectId)>,
+}
+
+impl Planner<'_, '_> {
+    fn affect(&mut self, name: &[u8]) {
+        if let Err(at) = self.affected.binary_search_by(|x| x.as_slice().cmp(name)) {
+            self.affected.insert(at, name.to_vec());
+        }
+    }
+
+    fn duplicates(&self) -> Result<()> {
+        let mut names: Vec<&Vec<u8>> = self.work.iter().map(|w| &w.refname).collect();
+        names.sort();
+        match names.windows(2).find(|w| w[0] == w[1]) {
+            Some(d) => Err(Error::refused(
+                Refusal::Duplicate {
+                    name: d[0].clone(),
+                    via: None,
+                },
+                format!("multiple updates for ref '{}' not allowed", show(d[0])),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn check_object(&mut self, u: &Work) -> Result<()> {
+        let Some(Val::Oid(id)) = &u.new else {
+            return Ok(());
+        };
+        if id.is_null() || u.log_only {
+            return Ok(());
+        }
+        match self.objects.kind(id)? {
+            ObjectKind::Missing => Err(Error::refused(
+                Refusal::MissingObject {
+                    name: u.refname.clone(),
+                    id: *id,
+                },
+                format!(
+                    "trying to write ref '{}' with nonexistent object {id}",
+                    show(&u.refname)
+                ),
+            )),
+            ObjectKind::Commit => Ok(()),
+            _ if u.refname.starts_with(b"refs/heads/") || u.refname == b"HEAD" => {
+                Err(Error::refused(
+                    Refusal::NonCommit {
+                        name: u.refname.clone(),
+                        id: *id,
+                    },
+                    format!(
+                        "trying to write non-commit object {id} to branch '{}'",
+                        show(&u.refname)
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Updating the branch `HEAD` points to also logs to `HEAD`.
+    fn follow_head(&mut self, u: &Work) -> Result<()> {
+        if self.affected.iter().any(|a| a == b"HEAD") {
+            return Err(Error::refused(
+                Refusal::Duplicate {
+                    name: b"HEAD".to_vec(),
+                    via: Some(u.refname.clone()),
+                },
+                format!(
+                    "multiple updates for 'HEAD' (including one via its referent '{}') are not allowed",
+                    show(&u.refname)
+                ),
+            ));
+        }
+        let null = self.null;
+        let as_oid = |t: &Option<Val>| {
+            t.as_ref().map(|t| match t {
+                Val::Oid(id) => Val::Oid(*id),
+                Val::Symref(_) => Val::Oid(null),
+            })
+        };
+        self.work.push(Work {
+            refname: b"HEAD".to_vec(),
+            original: u.original.clone(),
+            new: as_oid(&u.new),
+            old: as_oid(&u.old),
+            no_deref: true,
+            log_only: true,
+            via_head: u.via_head,
+            create_reflog: u.create_reflog,
+            message: u.message.clone(),
+            is_symref: false,
+        });
+        self.affect(b"HEAD");
+        Ok(())
+    }
+
+    /// Split an update of symref `u` (pointing at `target`) onto the target; `u` itself only
+    /// logs.
+    fn split_symref(&mut self, i: usize, target: &[u8]) -> Result<()> {
+        let u = self.work[i].clone();
+        self.work.push(Work {
+            refname: target.to_vec(),
+            original: u.original.clone(),
+            new: u.new.clone(),
+            old: u.old.clone(),
+            no_deref: u.no_deref,
+            log_only: u.log_only,
+            via_head: u.via_head || u.refname == b"HEAD",
+            create_reflog: u.create_reflog,
+            message: u.message.clone(),
+            is_symref: false,
+        });
+        let w = &mut self.work[i];
+        w.log_only = true;
+        w.no_deref = true;
+        // The old value is checked on the referent; an old *target* stays.
+        if matches!(w.old, Some(Val::Oid(_))) {
+            w.old = None;
+        }
+        if self.affected.iter().any(|a| a == target) {
+            return Err(Error::refused(
+                Refusal::Duplicate {
+                    name: target.to_vec(),
+                    via: Some(u.refname.clone()),
+                },
+                format!(
+                    "multiple updates for '{}' (including one via symref '{}') are not allowed",
+                    show(target),
+                    show(&u.refname)
+                ),
+            ));
+        }
+        self.affect(target);
+        Ok(())
+    }
+
+    /// The expected old value of `work[i]` against what the ref is.
+    fn check_old(&self, i: usize, cur_oid: ObjectId, referent: &[u8]) -> Result<()> {
+        let w = &self.work[i];
+        let lock_err = |r: Refusal, what: String| {
+            Err(Error::refused(
+                r,
+                format!("cannot lock ref '{}': {what}", show(&w.refname)),
+            ))
+        };
+        match &w.old {
+            Some(Val::Symref(expected)) if !w.is_symref => lock_err(
+                Refusal::OldValue {
+                    name: w.original.clone(),
+                    expected: RefState::Symref(expected.clone()),
+                    actual: oid_state(cur_oid),
+                },
+                format!(
+                    "expected symref with target '{}': but is a regular ref",
+                    show(expected)
+                ),
+            ),
+            Some(Val::Symref(expected)) if referent != expected.as_slice() => lock_err(
+                Refusal::OldValue {
+                    name: w.original.clone(),
+                    expected: RefState::Symref(expected.clone()),
+                    actual: RefState::Symref(referent.to_vec()),
+                },
+                format!(
+                    "is at '{}' but expected '{}'",
+                    show(referent),
+                    show(expected)
+                ),
+            ),
+            Some(Val::Oid(expected))
+                if self.protect_dangling
+                    && !w.log_only
+                    && w.no_deref
+                    && w.is_symref
+                    && expected.is_null()
+                    && cur_oid.is_null() =>
+            {
+                lock_err(
+                    Refusal::DanglingSymref {
+                        name: w.original.clone(),
+                    },
+                    "dangling symref already exists".to_string(),
+                )
+            }
+            Some(Val::Oid(expected)) if *expected != cur_oid => {
+                let msg = if expected.is_null() {
+                    "reference already exists".to_string()
+                } else if cur_oid.is_null() {
+                    format!("reference is missing but expected {expected}")
+                } else {
+                    format!("is at {cur_oid} but expected {expected}")
+                };
+                lock_err(
+                    Refusal::OldValue {
+                        name: w.original.clone(),
+                        expected: w.expected_state(),
+                        actual: oid_state(cur_oid),
+                    },
+                    msg,
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Check `work[i]` and queue it if it writes something; may append updates.
+    fn plan(&mut self, i: usize, head_target: Option<&[u8]>) -> Result<()> {
+        let u = self.work[i].clone();
+        self.check_object(&u)?;
+        if head_target == Some(u.refname.as_slice())
+            && !u.log_only
+            && !u.via_head
+            && !defect!(DroppedReflogEntry)
+        {
+            self.follow_head(&u)?;
+        }
+        let Some(current) = self.view.raw_ref(&u.refname)? else {
+            if u.expects_existing() {
+                return Err(Error::refused(
+                    Refusal::OldValue {
+                        name: u.original.clone(),
+                        expected: u.expected_state(),
+                        actual: RefState::Absent,
+                    },
+                    format!(
+                        "cannot lock ref '{}': unable to resolve reference '{}'",
+                        show(&u.original),
+                        show(&u.refname)
+                    ),
+                ));
+            }
+            self.view.check_available(&u.refname, &self.affected)?;
+            if u.new.is_some() && !u.new_is_null() {
+                self.queued.push((i, self.null));
+            }
+            return Ok(());
+        };
+        let mut cur_oid = current.value_id().copied().unwrap_or(self.null);
+        let mut referent = Vec::new();
+        if let RefValue::Symref(t) = &current.value {
+            self.work[i].is_symref = true;
+            referent = t.clone();
+            let resolved = self.view.resolve_ref(&u.refname, false)?;
+            cur_oid = resolved.unwrap_or(self.null);
+            if !u.no_deref {
+                self.split_symref(i, t)?;
+            } else if u.old.is_some() && resolved.is_none() {
+                return Err(Error::refused(
+                    Refusal::OldValue {
+                        name: u.original.clone(),
+                        expected: u.expected_state(),
+                        actual: RefState::Unresolvable,
+                    },
+                    format!(
+                        "cannot lock ref '{}': error reading reference",
+                        show(&u.refname)
+                    ),
+                ));
+            }
+        }
+        self.check_old(i, cur_oid, &referent)?;
+        let w = &self.work[i];
+        // A symref update carries no object id: git compares the null id with the current
+        // value, so it always writes unless the ref resolves to nothing.
+        let changes = match &w.new {
+            Some(Val::Oid(id)) => *id != cur_oid,
+            Some(Val::Symref(_)) => !cur_oid.is_null(),
+            None => false,
+        };
+        if w.is_symref || w.log_only || changes {
+            self.queued.push((i, cur_oid));
+        }
+        Ok(())
+    }
+
+    /// The records of the queued updates at update index `ts`.
+    fn records(
+        &mut self,
+        ts: u64,
+        committer: &Committer,
+        log_refs: LogRefs,
+        max_message: usize,
+    ) -> Result<(Vec<RefRecord>, Vec<LogRecord>)> {
+        let mut queued = std::mem::take(&mut self.queued);
+        queued.sort_by(|a, b| self.work[a.0].refname.cmp(&self.work[b.0].refname));
+        let mut refs: Vec<RefRecord> = Vec::new();
+        let mut logs: Vec<LogRecord> = Vec::new();
+        for &(i, current) in &queued {
+            let u = self.work[i].clone();
+            if u.new.is_some() && !u.is_symref && u.new_is_null() {
+                // Deleting a ref deletes its reflog, entry by entry.
+                for l in self.view.live_logs(&u.refname)? {
+                    logs.push(LogRecord {
+                        refname: u.refname.clone(),
+                        update_index: l.update_index,
+                        value: LogValue::Deletion,
+                    });
+                }
+            } else if u.new.is_some()
+                && (u.create_reflog || self.view.should_write_log(log_refs, &u.refname)?)
+            {
+                let new_id = match &u.new {
+                    Some(Val::Oid(id)) => Some(*id),
+                    Some(Val::Symref(t)) => self.view.resolve_ref(t, true)?,
+                    None => None,
+                };
+                if let Some(new_id) = new_id {
+                    let mut message = u.message[..u.message.len().min(max_message)].to_vec();
+                    if message.last() != Some(&b'\n') {
+                        message.push(b'\n');
+                    }
+                    let tz_offset = if defect!(LostTzSign) {
+                        committer.tz_offset.abs()
+                    } else {
+                        committer.tz_offset
+                    };
+                    logs.push(LogRecord {
+                        refname: u.refname.clone(),
+                        update_index: ts,
+                        value: LogValue::Update(LogUpdate {
+                            old_id: current,
+                            new_id,
+                            name: committer.name.clone(),
+                            email: committer.email.clone(),
+                            time: committer.time,
+                            tz_offset,
+                            message,
+                        }),
+                    });
+                }
+            }
+            if u.log_only {
+                continue;
+            }
+            let value = match &u.new {
+                Some(Val::Symref(t)) => RefValue::Symref(t.clone()),
+                Some(Val::Oid(id)) if id.is_null() => RefValue::Deletion,
+                Some(Val::Oid(id)) => match self.objects.kind(id)? {
+                    ObjectKind::Tag { peeled } => RefValue::Peeled {
+                        object: *id,
+                        peeled,
+                    },
+                    _ => RefValue::Object(*id),
+                },
+                None => continue,
+            };
+            refs.push(RefRecord::new(u.refname.clone(), ts, value));
+        }
+        logs.sort_by(|a, b| {
+            a.refname
+                .cmp(&b.refname)
+                .then(b.update_index.cmp(&a.update_index))
+        });
+        Ok((refs, logs))
+    }
+}
+
+impl RefDb {
+    /// Check `updates` as one transaction with git's rules and work out what it writes,
+    /// holding `tables.list.lock` (the stack is reloaded under it when it changed). Nothing
+    /// is written until [`PreparedTransaction::commit`].
+    ///
+    /// Errors: [`ErrorKind::Refname`] for invalid names, [`ErrorKind::NameConflict`] for
+    /// D/F conflicts and duplicate updates, [`ErrorKind::OldValueMismatch`] when an old
+    /// value does not match, [`ErrorKind::InvalidObject`] for missing objects or
+    /// non-commits on branches; each with a [`Refusal`] saying which ref and
+    /// what was expected and found ([`Error::refusal`]). [`ErrorKind::Lock`] when the stack
+    /// is locked, [`ErrorKind::ObjectLookup`] when `objects` fails.
+    pub fn prepare<'a>(
+        &'a mut self,
+        updates: &[RefUpdate],
+        committer: &Committer,
+        objects: &dyn ObjectLookup,
+    ) -> Result<PreparedTransaction<'a>> {
+        let hash = self.stack.options().hash();
+        let null = ObjectId::null(hash);
+        check_names(updates, hash)?;
+        let log_refs = self.opts.log_refs;
+        let protect_dangling = self.opts.protect_dangling_symrefs;
+        let block_size = self.stack.options().write.block_size;
+        let addition = self.stack.new_addition(true).map_err(|e| {
+            if e.kind() == ErrorKind::Lock {
+                Error::new(ErrorKind::Lock, format!("cannot lock references: {e}"))
+            } else {
+                e
+            }
+        })?;
+        let view = View {
+            merged: addition.stack().merged(),
+            hash,
+        };
+        let mut p = Planner {
+            view,
+            null,
+            protect_dangling,
+            objects: Objects {
+                lookup: objects,
+                seen: HashMap::new(),
+            },
+            work: updates.iter().map(|u| Work::from_update(u, null)).collect(),
+            affected: Vec::new(),
+            queued: Vec::new(),
+        };
+        p.duplicates()?;
+        p.affected = p.work.iter().map(|w| w.refname.clone()).collect();
+        p.affected.sort();
+        let head_target = match view.raw_ref(b"HEAD")? {
+            Some(RefRecord {
+                value: RefValue::Symref(t),
+                ..
+            }) => Some(t),
+            _ => None,
+        };
+        let mut i = 0;
+        while i < p.work.len() {
+            p.plan(i, head_target.as_deref())?;
+            i += 1;
+        }
+        let mut ts = addition.next_update_index();
+        if defect!(WrongUpdateIndex) {
+            ts += 1;
+        }
+        let max_message = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
+        let (refs, logs) = p.records(ts, committer, log_refs, max_message)?;
+        Ok(PreparedTransaction {
+            addition,
+            update_index: ts,
+            refs,
+            logs,
+        })
+    }
+
+    /// [`RefDb::prepare`] and [`PreparedTransaction::commit`] in one: apply `updates`
+    /// atomically as one table, or refuse them all.
+    ///
+    /// ```
+    /// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::{ErrorKind, ObjectId, Refusal};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
+    /// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+    /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// db.transaction(&[RefUpdate::create("refs/heads/main", id).message("first")], &me, &AssumeCommits).unwrap();
+    /// // A second create of the same ref is refused, and the error says why.
+    /// let e = db.transaction(&[RefUpdate::create("refs/heads/main", id)], &me, &AssumeCommits).unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::OldValueMismatch);
+    /// assert!(matches!(e.refusal(), Some(Refusal::OldValue { .. })));
+    /// ```
+    pub fn transaction(
+        &mut self,
+        updates: &[RefUpdate],
+        committer: &Committer,
+        objects: &dyn ObjectLookup,
+    ) -> Result<()> {
+        self.prepare(updates, committer, objects)?.commit()
+    }
+}
