@@ -6,19 +6,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use reftable::refdb::{Committer, RefDb, RefDbOptions};
-use reftable::refname::is_valid_refname;
-use reftable::{ErrorKind, HashId, ObjectId, StackOptions, WriteOptions};
+use reftable::{HashId, ObjectId, StackOptions, WriteOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::gen::Resolver;
 use crate::git::{Exit, Git, TxnResult, UpdateRef, BASE_TIME, EMAIL, NAME};
-use crate::messages;
-use crate::model::{library_fault, Model, Refusal};
-use crate::ops::{CaseOptions, Expire, Op};
-use crate::pool::{ObjectPool, PoolObjects};
+use crate::model::Model;
+use crate::ops::{CaseOptions, Op};
+use crate::pool::ObjectPool;
 use crate::profile::Profile;
 use crate::twin::Twin;
-use crate::verdict::{self, ErrClass, Refused};
+use crate::verdict::{self};
 
 /// The checks the gate makes; each divergence names one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -76,41 +74,6 @@ pub struct Divergence {
     pub class: String,
     /// What differs.
     pub detail: String,
-}
-
-/// Our library's error as a class.
-pub fn classify_ours(e: &reftable::Error) -> Option<ErrClass> {
-    if let Some(f) = library_fault(e) {
-        return Some(ErrClass::of_fault(f));
-    }
-    match e.kind() {
-        ErrorKind::Lock => Some(ErrClass::Lock),
-        ErrorKind::EntryTooBig => Some(ErrClass::EntryTooLarge),
-        _ => None,
-    }
-}
-
-/// git's refusal of an operation, classified by the wording table.
-fn git_refusal(stderr: &str) -> Refused {
-    Refused {
-        class: messages::classify(stderr),
-        message: stderr.trim().to_string(),
-    }
-}
-
-/// Our refusal of an operation.
-fn our_refusal(e: &reftable::Error) -> Refused {
-    Refused {
-        class: classify_ours(e),
-        message: e.to_string(),
-    }
-}
-
-fn refused(class: ErrClass, message: &str) -> Refused {
-    Refused {
-        class: Some(class),
-        message: message.into(),
-    }
 }
 
 /// Where scratch repositories go: a tmpfs when there is one (the gate writes and fsyncs many
@@ -245,7 +208,7 @@ pub struct Executor<'e> {
     pub(crate) git_db: RefDb,
     pub(crate) model: Model,
     pub(crate) twin: Option<(tempfile::TempDir, Twin)>,
-    interleave_repo: Option<tempfile::TempDir>,
+    pub(crate) interleave_repo: Option<tempfile::TempDir>,
     /// Running `update-ref --stdin`s: (0 git's repository / 1 the interleave repository,
     /// message and flag) → process. One per message: update-ref takes its message once.
     coprocs: Vec<((usize, TxnKey), UpdateRef)>,
@@ -253,8 +216,8 @@ pub struct Executor<'e> {
     /// The (message, flag) pairs seen, in order: the committer clock of a transaction is the
     /// position of its pair (so a process can serve every transaction with its message).
     keys: Vec<TxnKey>,
-    txns: u64,
-    model_trial: Option<Model>,
+    pub(crate) txns: u64,
+    pub(crate) model_trial: Option<Model>,
     /// Fingerprint of git's stack when git's view of it was last checked.
     pub(crate) viewed: Option<u64>,
     /// Table bytes read so far.
@@ -390,7 +353,7 @@ impl<'e> Executor<'e> {
         self.null
     }
 
-    fn committer(&self) -> Committer {
+    pub(crate) fn committer(&self) -> Committer {
         Committer {
             name: NAME.as_bytes().to_vec(),
             email: EMAIL.as_bytes().to_vec(),
@@ -421,7 +384,7 @@ impl<'e> Executor<'e> {
     /// One transaction through the `update-ref --stdin` of git's repository (`which` 0) or
     /// of the interleave repository (1) that runs with this message and flag, started when
     /// there is none (git exits after a refusal).
-    fn git_txn(
+    pub(crate) fn git_txn(
         &mut self,
         which: usize,
         lines: &str,
@@ -495,248 +458,6 @@ impl<'e> Executor<'e> {
             self.model = trial;
         }
         self.check_state();
-    }
-
-    /// git's verdict on a finished command.
-    fn git_verdict(&mut self, out: crate::git::Output) -> Option<Result<(), Refused>> {
-        match out.exit {
-            Exit::Code(0) => Some(Ok(())),
-            Exit::Code(code) => Some(Err(Refused {
-                class: messages::classify_exit(code, &out.stderr),
-                message: if out.stderr.trim().is_empty() {
-                    format!("(no message, exit status {code})")
-                } else {
-                    out.stderr.trim().to_string()
-                },
-            })),
-            Exit::Signal(s) => {
-                self.diverge(
-                    Check::GitCrashed,
-                    "git crashed",
-                    format!("signal {s}: {}", out.stderr),
-                );
-                None
-            }
-            Exit::Timeout => {
-                self.diverge(Check::Hang, "hang", "git timed out".into());
-                None
-            }
-        }
-    }
-
-    /// Run `op`; returns (git, ours, model) outcomes, `None` if git crashed or hung.
-    #[allow(clippy::type_complexity)]
-    fn run_op(
-        &mut self,
-        op: &Op,
-    ) -> Option<(
-        Result<(), Refused>,
-        Result<(), Refused>,
-        Option<Result<(), Refusal>>,
-    )> {
-        let pool = &self.env.pool(self.hash).pool;
-        let objects = PoolObjects(pool);
-        let repo = self.repo.path().to_path_buf();
-        match op {
-            Op::Txn {
-                updates,
-                message,
-                create_reflog,
-            } => {
-                let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
-                self.result
-                    .git_stdin
-                    .push(format!("start\n{lines}prepare\ncommit\n"));
-                let git_res = match self.git_txn(0, &lines, message, *create_reflog) {
-                    TxnResult::Committed => Ok(()),
-                    TxnResult::Failed(Exit::Code(_), err) => Err(git_refusal(&err)),
-                    TxnResult::Failed(Exit::Signal(s), err) => {
-                        self.diverge(
-                            Check::GitCrashed,
-                            "git crashed",
-                            format!("signal {s}: {err}"),
-                        );
-                        return None;
-                    }
-                    TxnResult::Failed(Exit::Timeout, _) => {
-                        self.diverge(Check::Hang, "hang", "git update-ref timed out".into());
-                        return None;
-                    }
-                };
-                self.txns += 1;
-                let time = BASE_TIME + 60 * self.tick;
-                // The model decides on a copy; it is kept once git's verdict is known.
-                let mut trial = self.model.clone();
-                let model_res = trial.transaction(updates, message, *create_reflog, time, &objects);
-                self.model_trial = Some(trial);
-                let interleaved = self.interleave_repo.is_some() && self.txns % 2 == 0;
-                let ours_res = if interleaved {
-                    // git writes this transaction into our stack; we take the next.
-                    let r = match self.git_txn(1, &lines, message, *create_reflog) {
-                        TxnResult::Committed => Ok(()),
-                        TxnResult::Failed(_, err) => match messages::classify(&err) {
-                            Some(c) => Err(refused(c, &err)),
-                            None => {
-                                self.diverge(
-                                    Check::ErrorClass,
-                                    "unclassified git message",
-                                    format!("git writing into our stack: {}", err.trim()),
-                                );
-                                return None;
-                            }
-                        },
-                    };
-                    if let Err(e) = self.db.reload() {
-                        self.diverge(Check::OursReadsGit, "reload failed", e.to_string());
-                    }
-                    r
-                } else {
-                    let names_ok = updates.iter().all(|u| {
-                        is_valid_refname(u.refname.as_bytes(), true)
-                            && [&u.new, &u.old].into_iter().flatten().all(|v| match v {
-                                crate::ops::Value::Symref(t) => {
-                                    is_valid_refname(t.as_bytes(), true)
-                                }
-                                _ => true,
-                            })
-                    });
-                    if !names_ok {
-                        // update-ref's parser refuses invalid names before the ref layer.
-                        Err(refused(
-                            ErrClass::BadName,
-                            "invalid name (update-ref's parser)",
-                        ))
-                    } else {
-                        let upd: Vec<_> = updates
-                            .iter()
-                            .map(|u| u.to_ref_update(message, *create_reflog))
-                            .collect();
-                        let c = self.committer();
-                        self.db
-                            .transaction(&upd, &c, &objects)
-                            .map_err(|e| our_refusal(&e))
-                    }
-                };
-                if git_res.is_ok() {
-                    self.twin_changed = true;
-                    if let Some((_, twin)) = &self.twin {
-                        if let Err(e) = twin.apply(updates, message) {
-                            // The files backend cannot hold every state a reftable stack
-                            // can (no HEAD, symref loops): the twin stops here.
-                            self.result.twin_retired = Some(e);
-                            self.twin = None;
-                        }
-                    }
-                }
-                Some((git_res, ours_res, Some(model_res)))
-            }
-            Op::ReflogExpire { refname, expire } => {
-                let exp = match expire {
-                    Expire::All => "--expire=all".to_string(),
-                    Expire::Before(t) => format!("--expire={t} +0000"),
-                };
-                let out = self.env.git.run_auto(
-                    &repo,
-                    &[
-                        "reflog",
-                        "expire",
-                        &exp,
-                        "--expire-unreachable=never",
-                        refname,
-                    ],
-                    "",
-                    self.tick,
-                    self.opts.auto_compaction,
-                );
-                let git_res = self.git_verdict(out)?;
-                let target = self.dwim_log(refname);
-                let ours_res = match target {
-                    None => Err(refused(ErrClass::NoReflog, "no reflog")),
-                    Some(t) => {
-                        let cutoff = match expire {
-                            Expire::All => u64::MAX,
-                            Expire::Before(t) => *t,
-                        };
-                        let r = self.db.expire_reflog(
-                            t.as_bytes(),
-                            &mut |l| l.update().is_some_and(|u| u.time < cutoff),
-                            false,
-                            false,
-                        );
-                        self.model.expire(&t, &mut |_, e| e.time < cutoff, false);
-                        r.map(drop).map_err(|e| our_refusal(&e))
-                    }
-                };
-                Some((git_res, ours_res, None))
-            }
-            Op::ReflogDelete {
-                refname,
-                index,
-                rewrite,
-            } => {
-                let spec = format!("{refname}@{{{index}}}");
-                let mut args = vec!["reflog", "delete"];
-                if *rewrite {
-                    args.push("--rewrite");
-                }
-                args.push(&spec);
-                let out =
-                    self.env
-                        .git
-                        .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
-                let git_res = self.git_verdict(out)?;
-                let ours_res = match self.dwim_log(refname) {
-                    None => Err(refused(ErrClass::NoReflog, "no reflog")),
-                    Some(t) => {
-                        let target_ui = self
-                            .db
-                            .reflog(t.as_bytes())
-                            .ok()
-                            .and_then(|mut e| e.nth(*index))
-                            .and_then(|l| l.ok())
-                            .map(|l| l.update_index);
-                        let r = self.db.expire_reflog(
-                            t.as_bytes(),
-                            &mut |l| Some(l.update_index) == target_ui,
-                            *rewrite,
-                            false,
-                        );
-                        let n = self.model.visible_entries(&t);
-                        self.model
-                            .expire(&t, &mut |i, _| n > *index && i == *index, *rewrite);
-                        r.map(drop).map_err(|e| our_refusal(&e))
-                    }
-                };
-                Some((git_res, ours_res, None))
-            }
-            Op::PackRefs { auto } => {
-                let mut args = vec!["pack-refs"];
-                if *auto {
-                    args.push("--auto");
-                }
-                let out = self.env.git.run(&repo, &args, "", self.tick);
-                let git_res = self.git_verdict(out)?;
-                let ours_res = self.db.pack_refs(*auto).map_err(|e| our_refusal(&e));
-                Some((git_res, ours_res, None))
-            }
-        }
-    }
-
-    /// git's `dwim_log` for a full ref name: the ref must resolve, and the reflog is its own
-    /// or, failing that, the one of the ref it resolves to.
-    fn dwim_log(&self, name: &str) -> Option<String> {
-        self.db.resolve(name.as_bytes()).ok()??;
-        if self.db.reflog_exists(name.as_bytes()).ok()? {
-            return Some(name.to_string());
-        }
-        let mut n = name.to_string();
-        for _ in 0..SYMREF_READS {
-            match self.db.read_ref(n.as_bytes()).ok()??.value {
-                reftable::RefValue::Symref(t) => n = String::from_utf8_lossy(&t).into_owned(),
-                _ => break,
-            }
-        }
-        (n != name && self.db.reflog_exists(n.as_bytes()).ok()?).then_some(n)
     }
 
     /// Paths of the two stacks (for case directories).

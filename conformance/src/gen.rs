@@ -10,33 +10,7 @@ use reftable::ObjectId;
 use crate::model::{MValue, Model};
 use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
 
-/// Ref names: shared prefixes, D/F pairs, sort-order neighbours, root refs, non-ASCII, long.
-pub fn name_pool() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "HEAD",
-        "refs/heads/main",
-        "refs/heads/a",
-        "refs/heads/a/b",
-        "refs/heads/a-b",
-        "refs/heads/a.b",
-        "refs/heads/a0",
-        "refs/heads/b/c/d",
-        "refs/heads/b",
-        "refs/heads/topic",
-        "refs/heads/é",
-        "refs/tags/v1",
-        "refs/tags/v1.0",
-        "refs/custom/x",
-        "refs/remotes/origin/main",
-        "refs/notes/commits",
-        "ORIG_HEAD",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.push(format!("refs/heads/{}", "l".repeat(150)));
-    v
-}
+pub use reftable_harness::names::name_pool;
 
 /// Reflog messages: empty, ordinary, long, multi-line, non-ASCII, with tabs.
 pub fn message_pool() -> Vec<String> {

@@ -155,20 +155,7 @@ impl Git {
     pub fn command_auto(&self, dir: &Path, tick: u64, auto_compaction: bool) -> Command {
         let date = format!("{} {TZ}", BASE_TIME + 60 * tick);
         let mut c = Command::new(&self.bin);
-        c.current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "A U Thor")
-            .env("GIT_AUTHOR_EMAIL", "author@example.com")
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_NAME", NAME)
-            .env("GIT_COMMITTER_EMAIL", EMAIL)
-            .env("GIT_COMMITTER_DATE", &date)
-            .env("LC_ALL", "C")
-            .env("TZ", "UTC");
+        reftable_testkit::git::hermetic(&mut c, dir, self.home.path(), &date);
         if !auto_compaction {
             c.env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false");
         }

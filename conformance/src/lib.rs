@@ -18,6 +18,7 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod script;
+mod steps;
 pub mod twin;
 pub mod verdict;
 pub mod version;

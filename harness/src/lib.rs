@@ -12,6 +12,7 @@
 //!   the in-memory model of git's ref semantics, and the normalized state implementations
 //!   are compared on (used by the `conformance` crate and the `refdb_model` target).
 //! - [`stack_input`]: the stack target's input layout.
+//! - [`names`]: the ref names the gate and the fuzz targets draw from.
 //! - [`limits`], [`alloc`]: the resource bounds (records decoded, bytes allocated) every
 //!   target asserts, and the counting allocator that measures the latter.
 
@@ -23,6 +24,7 @@ pub mod fuzzing;
 pub mod inputs;
 pub mod limits;
 pub mod model;
+pub mod names;
 pub mod ops;
 pub mod refs_model;
 pub mod seeds;

@@ -458,12 +458,18 @@ impl Model {
             });
         }
 
-        // Apply: reflog decisions use the state before the transaction.
+        self.apply(&steps, &writes, message, time);
+        Ok(())
+    }
+
+    /// Write what a checked transaction changes: `writes` are (step, current value) of the
+    /// steps that write. Reflog decisions use the state before the transaction.
+    fn apply(&mut self, steps: &[Step], writes: &[(usize, ObjectId)], message: &str, time: u64) {
         let before = self.clone();
         let mut msg = normalize(message);
         msg.truncate(self.max_message);
         msg.push(b'\n');
-        for &(i, current) in &writes {
+        for &(i, current) in writes {
             let s = &steps[i];
             let is_symref = matches!(before.refs.get(&s.name), Some(MValue::Symref(_)));
             let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
@@ -504,7 +510,6 @@ impl Model {
                 None => {}
             }
         }
-        Ok(())
     }
 
     /// The entries of `name`'s reflog git shows (and counts for `@{n}`): all but those whose

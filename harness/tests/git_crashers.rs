@@ -24,27 +24,7 @@ fn be24(b: &[u8]) -> usize {
 
 const FOOTER: usize = 68;
 
-fn fix_crc(b: &mut [u8]) {
-    let n = b.len();
-    let crc = crc32(&b[n - FOOTER..n - 4]);
-    b[n - 4..].copy_from_slice(&crc.to_be_bytes());
-}
-
-/// CRC-32 (IEEE), bitwise: the test needs no dependency for a few dozen bytes.
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in data {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
+use reftable_testkit::tables::fix_crc;
 
 fn footer_field_at(b: &[u8], i: usize) -> usize {
     b.len() - FOOTER + 24 + 8 * i

@@ -7,14 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Fixed identity and date of every git process (reproducible objects and reflogs).
-const IDENT: [(&str, &str); 6] = [
-    ("GIT_AUTHOR_NAME", "A U Thor"),
-    ("GIT_AUTHOR_EMAIL", "author@example.com"),
-    ("GIT_AUTHOR_DATE", "1112911993 -0700"),
-    ("GIT_COMMITTER_NAME", "C O Mitter"),
-    ("GIT_COMMITTER_EMAIL", "committer@example.com"),
-    ("GIT_COMMITTER_DATE", "1112911993 -0700"),
-];
+/// The committer and author date of every git process of the report.
+const IDENT_DATE: &str = "1112911993 -0700";
 
 /// A git binary and the isolated home its processes run with.
 pub struct Git {
@@ -65,33 +59,9 @@ impl Git {
     /// HOME, fixed identity and dates, no inherited repository variables.
     pub fn command(&self, dir: &Path) -> Command {
         let mut c = Command::new(&self.path);
-        c.current_dir(dir);
-        for v in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_COMMON_DIR",
-            "GIT_OBJECT_DIRECTORY",
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-            "GIT_CEILING_DIRECTORIES",
-            "GIT_CONFIG_PARAMETERS",
-            "GIT_CONFIG_COUNT",
-            "GIT_TEST_REFTABLE_AUTOCOMPACTION",
-            "GIT_TEST_DEFAULT_REF_FORMAT",
-            "GIT_TRACE",
-            "GIT_TRACE2_EVENT",
-        ] {
-            c.env_remove(v);
-        }
-        c.env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path())
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("LC_ALL", "C");
-        for (k, v) in IDENT {
-            c.env(k, v);
-        }
+        reftable_testkit::git::hermetic(&mut c, dir, self.home.path(), IDENT_DATE);
+        c.env("XDG_CONFIG_HOME", self.home.path())
+            .env("GIT_TERMINAL_PROMPT", "0");
         for (k, v) in &self.env {
             c.env(k, v);
         }

@@ -2,70 +2,13 @@
 //! §6) gives a clear error, never a panic; and every API misuse is reported as such.
 
 use reftable::{
-    ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Table,
-    WriteOptions, Writer,
+    ErrorKind, HashId, LogRecord, ObjectId, RefRecord, RefValue, Table, WriteOptions, Writer,
 };
 
-fn oid(b: u8) -> ObjectId {
-    ObjectId::from_bytes(&[b; 20]).unwrap()
-}
+use reftable_testkit::tables::{base_table, fix_crc, log_entry, oid};
 
 fn log(name: &str, ui: u64, msg: &str) -> LogRecord {
-    log_h(name, ui, msg, HashId::Sha1)
-}
-
-fn oid_h(b: u8, hash: HashId) -> ObjectId {
-    ObjectId::from_bytes(&vec![b; hash.size()]).unwrap()
-}
-
-fn log_h(name: &str, ui: u64, msg: &str, hash: HashId) -> LogRecord {
-    let oid = |b| oid_h(b, hash);
-    LogRecord {
-        refname: name.as_bytes().to_vec(),
-        update_index: ui,
-        value: LogValue::Update(LogUpdate {
-            old_id: oid(0),
-            new_id: oid(1),
-            name: b"C O Mitter".to_vec(),
-            email: b"committer@example.com".to_vec(),
-            time: 1_112_911_993,
-            tz_offset: -700,
-            message: msg.as_bytes().to_vec(),
-        }),
-    }
-}
-
-/// HEAD → main, main, a peeled tag, and two reflog entries: the table the tests corrupt.
-fn base_table(opts: WriteOptions) -> Vec<u8> {
-    let oid = |b| oid_h(b, opts.hash);
-    let log = |n, u, m| log_h(n, u, m, opts.hash);
-    let mut w = Writer::new(Vec::new(), opts);
-    w.set_limits(1, 2).unwrap();
-    w.add_ref(&RefRecord::new(
-        "HEAD",
-        1,
-        RefValue::Symref(b"refs/heads/main".to_vec()),
-    ))
-    .unwrap();
-    w.add_ref(&RefRecord::new(
-        "refs/heads/main",
-        1,
-        RefValue::Object(oid(1)),
-    ))
-    .unwrap();
-    w.add_ref(&RefRecord::new(
-        "refs/tags/v1",
-        2,
-        RefValue::Peeled {
-            object: oid(2),
-            peeled: oid(1),
-        },
-    ))
-    .unwrap();
-    w.add_log(&log("HEAD", 1, "commit (initial): one")).unwrap();
-    w.add_log(&log("refs/heads/main", 1, "commit (initial): one"))
-        .unwrap();
-    w.finish().unwrap()
+    log_entry(name, ui, msg, HashId::Sha1)
 }
 
 fn base() -> Vec<u8> {
@@ -74,13 +17,6 @@ fn base() -> Vec<u8> {
 
 fn be24(b: &[u8]) -> usize {
     (b[0] as usize) << 16 | (b[1] as usize) << 8 | b[2] as usize
-}
-
-/// Recompute the footer CRC so that a change inside the footer reaches the later checks.
-fn fix_crc(bytes: &mut [u8]) {
-    let n = bytes.len();
-    let crc = crc32fast::hash(&bytes[n - 68..n - 4]);
-    bytes[n - 4..].copy_from_slice(&crc.to_be_bytes());
 }
 
 fn footer_field(bytes: &[u8], i: usize) -> usize {

@@ -2,9 +2,9 @@
 //! and through `RefDb` give byte-identical tables, the same accepted/rejected outcomes, and
 //! stacks each side reads.
 //!
-//! git comes from `REFTABLE_TEST_GIT`, else `git` on PATH, and must support reftable (2.45+).
-//! Without one the tests are skipped with a notice, unless `REFTABLE_REQUIRE_GIT=1` (CI),
-//! where that is a failure.
+//! git comes from `REFTABLE_TEST_GIT`, else `git` on PATH, and must support reftable (2.45+);
+//! without one the tests print `SKIPPED`, and fail under `REFTABLE_REQUIRE_GIT=1` (CI), as
+//! every test of the workspace does (reftable-testkit's skip policy).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -18,76 +18,22 @@ use reftable::{HashId, ObjectId, StackOptions, Table};
 
 const DATE: &str = "1112911993 -0700";
 
-struct Git {
-    bin: PathBuf,
-    home: tempfile::TempDir,
-}
+/// The test git (reftable-testkit's hermetic driver, the clock at `DATE`).
+struct Git(reftable_testkit::git::Git);
 
 impl Git {
     fn find() -> Option<Git> {
-        let bin = std::env::var_os("REFTABLE_TEST_GIT")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("git"));
-        let git = Git {
-            bin,
-            home: tempfile::tempdir().unwrap(),
-        };
-        let probe = git.home.path().join("probe");
-        let ok = git
-            .cmd(git.home.path())
-            .args(["init", "-q", "--ref-format=reftable"])
-            .arg(&probe)
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return Some(git);
-        }
-        let msg = format!(
-            "no reftable-capable git at {} (set REFTABLE_TEST_GIT)",
-            git.bin.display()
-        );
-        if std::env::var("REFTABLE_REQUIRE_GIT").is_ok_and(|v| v == "1") {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED: {msg}");
-        None
+        reftable_testkit::git::Git::require().map(Git)
     }
 
     fn cmd(&self, dir: &Path) -> Command {
-        let mut c = Command::new(&self.bin);
-        c.current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "A U Thor")
-            .env("GIT_AUTHOR_EMAIL", "author@example.com")
-            .env("GIT_AUTHOR_DATE", DATE)
-            .env("GIT_COMMITTER_NAME", "C O Mitter")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-            .env("GIT_COMMITTER_DATE", DATE)
-            .env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false")
-            .env("LC_ALL", "C");
-        c
+        self.0.command(dir, reftable_testkit::git::BASE_TIME)
     }
 
     fn run(&self, dir: &Path, args: &[&str], stdin: &str) -> (bool, String) {
-        let mut child = self
-            .cmd(dir)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = self
+            .0
+            .run(dir, reftable_testkit::git::BASE_TIME, args, stdin);
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         (out.status.success(), text)

@@ -3,17 +3,9 @@
 use conformance::case::Env;
 use conformance::git::Git;
 
-/// The run environment, or `None` (with a notice) when no reftable-capable git is around and
-/// `REFTABLE_REQUIRE_GIT` is not `1`.
+/// The run environment, or `None` (`SKIPPED`, or a failure under `REFTABLE_REQUIRE_GIT=1`:
+/// reftable-testkit's skip policy) when no reftable-capable git is around.
 pub fn env() -> Option<Env> {
-    match Git::find(None) {
-        Ok(git) => Some(Env::new(git).expect("object pool")),
-        Err(e) if std::env::var("REFTABLE_REQUIRE_GIT").is_ok_and(|v| v == "1") => {
-            panic!("{e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: {e}");
-            None
-        }
-    }
+    let git = reftable_testkit::skip::or_skip(Git::find(None))?;
+    Some(Env::new(git).expect("object pool"))
 }

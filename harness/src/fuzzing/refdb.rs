@@ -7,24 +7,10 @@ use arbitrary::{Result as AResult, Unstructured};
 use reftable::refdb::{Committer, LookupError, ObjectKind, ObjectLookup, RefDb, RefDbOptions};
 use reftable::{HashId, ObjectId, StackOptions};
 
+use crate::names::FUZZ_NAMES;
 use crate::ops::{LogRefsOpt, Update, Value};
 use crate::refs_model::{library_fault, Model, Objects};
 use crate::snapshot::Snapshot;
-
-const NAMES: [&str; 12] = [
-    "HEAD",
-    "refs/heads/main",
-    "refs/heads/a",
-    "refs/heads/a/b",
-    "refs/heads/a-b",
-    "refs/heads/a.b",
-    "refs/heads/b",
-    "refs/tags/v1",
-    "refs/custom/x",
-    "refs/remotes/o/m",
-    "ORIG_HEAD",
-    "refs/heads/é",
-];
 
 struct Pool;
 
@@ -58,7 +44,7 @@ fn value(u: &mut Unstructured<'_>) -> AResult<Value> {
 }
 
 fn name(u: &mut Unstructured<'_>) -> AResult<String> {
-    Ok(NAMES[u.choose_index(NAMES.len())?].to_string())
+    Ok(FUZZ_NAMES[u.choose_index(FUZZ_NAMES.len())?].to_string())
 }
 
 fn update(u: &mut Unstructured<'_>, null: &Value) -> AResult<Update> {

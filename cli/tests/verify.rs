@@ -1,0 +1,195 @@
+//! `verify`: clean on everything git wrote; every corrupt table and broken stack reported
+//! with its location, and every truncation and byte flip handled.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+#[test]
+fn verify_is_clean_on_every_git_table() {
+    for case in cases() {
+        let o = reftable(&["verify", s(&case.stack())]);
+        assert_eq!(o.status.code(), Some(0), "{}: {}", case.name, stdout(&o));
+        assert_eq!(stdout(&o), "", "{}", case.name);
+        assert!(stderr(&o).contains("no problems"), "{}", case.name);
+        for t in &case.tables {
+            let o = reftable(&["verify", s(&case.stack().join(t))]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}: {t}: {}",
+                case.name,
+                stdout(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_reports_every_corrupt_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.ref");
+    std::fs::write(&good, base()).unwrap();
+    ok(&["verify", s(&good)]);
+    for (what, bytes) in corrupt_tables() {
+        let file = tmp.path().join("corrupt.ref");
+        std::fs::write(&file, &bytes).unwrap();
+        let o = reftable(&["verify", s(&file)]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{what}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let out = stdout(&o);
+        assert_problem_lines(&out, s(&file), what);
+        assert!(
+            out.lines().next().unwrap().contains(": offset "),
+            "{what}: no offset: {out}"
+        );
+        if what == "log block git cannot read" {
+            assert!(out.contains("git cannot read this block"), "{out}");
+        }
+        // The other subcommands fail cleanly or succeed; they never crash.
+        for cmd in [
+            &["refs"][..],
+            &["logs"],
+            &["dump", "--blocks"],
+            &["stat"],
+            &["refs", "--json"],
+        ] {
+            let mut args = cmd.to_vec();
+            args.push(s(&file));
+            let o = reftable(&args);
+            match o.status.code() {
+                Some(0) => {}
+                Some(1) => assert!(stderr(&o).starts_with("reftable: "), "{what}: {cmd:?}"),
+                c => panic!("{what}: {cmd:?} exited with {c:?}: {}", stderr(&o)),
+            }
+        }
+        let out = tmp.path().join("out.ref");
+        let o = reftable(&["reencode", s(&file), "-o", s(&out)]);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{what}: reencode");
+    }
+}
+
+#[test]
+fn every_truncation_and_byte_flip_is_handled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("t.ref");
+    let b = base();
+    let mut variants: Vec<Vec<u8>> = (0..b.len()).step_by(7).map(|n| b[..n].to_vec()).collect();
+    for i in (0..b.len()).step_by(3) {
+        let mut c = b.clone();
+        c[i] ^= 0x5a;
+        fix_crc(&mut c, 68);
+        variants.push(c);
+    }
+    for v in variants {
+        std::fs::write(&file, &v).unwrap();
+        let o = reftable(&["verify", s(&file)]);
+        let code = o.status.code();
+        assert!(matches!(code, Some(0 | 1)), "exit {code:?}: {}", stderr(&o));
+        let o = reftable(&["dump", "--blocks", s(&file)]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "dump: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// A copy of the default case's stack in a temporary directory.
+#[test]
+fn verify_reports_broken_stacks() {
+    type Breakage = fn(&Path, &[String]) -> &'static str;
+    let breakages: Vec<Breakage> = vec![
+        |dir, names| {
+            std::fs::write(dir.join("../x.ref"), base()).unwrap();
+            let list = format!("{}\n../x.ref\n{}\n", names[0], names[1..].join("\n"));
+            std::fs::write(dir.join("tables.list"), list).unwrap();
+            "escapes the directory"
+        },
+        |dir, names| {
+            std::fs::remove_file(dir.join(&names[1])).unwrap();
+            "is listed but missing"
+        },
+        |dir, names| {
+            let list = format!("{}\n{}\n", names.join("\n"), names[0]);
+            std::fs::write(dir.join("tables.list"), list).unwrap();
+            "listed twice"
+        },
+        |dir, names| {
+            let list = format!("{}\n{}\n{}\n", names[1], names[0], names[2]);
+            std::fs::write(dir.join("tables.list"), list).unwrap();
+            "is not greater than the max_update_index"
+        },
+        |dir, names| {
+            std::fs::write(dir.join("tables.list"), names.join("\n")).unwrap();
+            "does not end with a newline"
+        },
+        |dir, names| {
+            std::fs::copy(
+                dir.join(&names[0]),
+                dir.join("0x000000000020-0x000000000020-01234567.ref"),
+            )
+            .unwrap();
+            "stray table"
+        },
+        |dir, _| {
+            std::fs::write(dir.join("tables.list.lock"), "").unwrap();
+            "leftover lock file"
+        },
+        |dir, names| {
+            let renamed = "0x000000000009-0x000000000009-0123456.ref";
+            std::fs::rename(dir.join(&names[1]), dir.join(renamed)).unwrap();
+            let list = format!("{}\n{renamed}\n{}\n", names[0], names[2]);
+            std::fs::write(dir.join("tables.list"), list).unwrap();
+            "is not git's"
+        },
+        |dir, names| {
+            let t = dir.join(&names[2]);
+            let mut b = std::fs::read(&t).unwrap();
+            let n = b.len();
+            b[n - 1] ^= 0xff;
+            std::fs::write(&t, b).unwrap();
+            "CRC-32"
+        },
+    ];
+    for (i, brk) in breakages.into_iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, names) = stack_copy(tmp.path());
+        let want = brk(&dir, &names);
+        let o = reftable(&["verify", s(&dir)]);
+        let out = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "case {i} ({want}): {out}{}",
+            stderr(&o)
+        );
+        assert!(out.contains(want), "case {i}: want {want:?} in:\n{out}");
+        assert_problem_lines(&out, s(&dir), want);
+        // Reading such a stack fails cleanly or works; never a crash, never a file written.
+        let before: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        for cmd in ["refs", "logs", "dump", "stat"] {
+            let o = reftable(&[cmd, s(&dir)]);
+            assert!(
+                matches!(o.status.code(), Some(0 | 1)),
+                "case {i}: {cmd}: {}",
+                stderr(&o)
+            );
+        }
+        let after: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(before.len(), after.len(), "case {i}: files changed");
+    }
+}

@@ -1,0 +1,83 @@
+//! Small tables built in memory, and what tests need to damage them on purpose.
+
+use reftable::codec::format::Header;
+use reftable::{
+    HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, WriteOptions, Writer,
+};
+
+/// The object id of `hash` whose every byte is `b`.
+pub fn oid_in(b: u8, hash: HashId) -> ObjectId {
+    ObjectId::from_bytes(&vec![b; hash.size()]).expect("a hash size")
+}
+
+/// The SHA-1 object id whose every byte is `b`.
+pub fn oid(b: u8) -> ObjectId {
+    oid_in(b, HashId::Sha1)
+}
+
+/// A reflog entry of `name` at update index `ui` (old id all 0, new all 1).
+pub fn log_entry(name: &str, ui: u64, msg: &str, hash: HashId) -> LogRecord {
+    LogRecord {
+        refname: name.as_bytes().to_vec(),
+        update_index: ui,
+        value: LogValue::Update(LogUpdate {
+            old_id: oid_in(0, hash),
+            new_id: oid_in(1, hash),
+            name: b"C O Mitter".to_vec(),
+            email: b"committer@example.com".to_vec(),
+            time: crate::git::BASE_TIME,
+            tz_offset: -700,
+            message: msg.as_bytes().to_vec(),
+        }),
+    }
+}
+
+/// The table the corruption tests start from: `HEAD` → `refs/heads/main`, main, a peeled
+/// tag `refs/tags/v1`, and two reflog entries (update indexes 1 and 2).
+pub fn base_table(opts: WriteOptions) -> Vec<u8> {
+    let hash = opts.hash;
+    let mut w = Writer::new(Vec::new(), opts);
+    w.set_limits(1, 2).expect("limits");
+    let refs = [
+        RefRecord::new("HEAD", 1, RefValue::Symref(b"refs/heads/main".to_vec())),
+        RefRecord::new("refs/heads/main", 1, RefValue::Object(oid_in(1, hash))),
+        RefRecord::new(
+            "refs/tags/v1",
+            2,
+            RefValue::Peeled {
+                object: oid_in(2, hash),
+                peeled: oid_in(1, hash),
+            },
+        ),
+    ];
+    for r in &refs {
+        w.add_ref(r).expect("add ref");
+    }
+    w.add_log(&log_entry("HEAD", 1, "commit (initial): one", hash))
+        .expect("add log");
+    w.add_log(&log_entry(
+        "refs/heads/main",
+        1,
+        "commit (initial): one",
+        hash,
+    ))
+    .expect("add log");
+    w.finish().expect("finish")
+}
+
+/// The footer size of the table `bytes` (from its header's version; 68 when unreadable).
+pub fn footer_len(bytes: &[u8]) -> usize {
+    Header::decode(bytes).map_or(68, |h| reftable::codec::format::footer_size(h.version))
+}
+
+/// Recompute the footer CRC-32 of the table `bytes` after a test changed the footer, so
+/// that the damage under test is not caught by the CRC alone.
+pub fn fix_crc(bytes: &mut [u8]) {
+    let n = bytes.len();
+    let f = footer_len(bytes);
+    if n < f {
+        return;
+    }
+    let crc = crc32fast::hash(&bytes[n - f..n - 4]);
+    bytes[n - 4..].copy_from_slice(&crc.to_be_bytes());
+}
