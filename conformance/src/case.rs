@@ -9,6 +9,8 @@ use reftable::refdb::{Committer, RefDb, RefDbOptions};
 use reftable::{HashId, ObjectId, StackOptions, WriteOptions};
 use serde::{Deserialize, Serialize};
 
+pub use crate::divergence::{Check, Divergence};
+
 use crate::gen::Resolver;
 use crate::git::{Exit, Git, TxnResult, UpdateRef, BASE_TIME, EMAIL, NAME};
 use crate::model::Model;
@@ -17,64 +19,6 @@ use crate::pool::ObjectPool;
 use crate::profile::Profile;
 use crate::twin::Twin;
 use crate::verdict::{self};
-
-/// The checks the gate makes; each divergence names one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Check {
-    /// git and we accept or refuse the same operations.
-    Verdict,
-    /// Refused operations fail for the same reason.
-    ErrorClass,
-    /// Tables are byte-identical (all but the random part of the file name).
-    Bytes,
-    /// Our reader on git's stack sees what our ref database holds.
-    OursReadsGit,
-    /// The model agrees with us.
-    Model,
-    /// git's `for-each-ref` on its stack matches our refs.
-    GitView,
-    /// git's reflogs (`log -g`) match ours.
-    GitReflogs,
-    /// The files-backend twin (libgit2) holds the same refs.
-    Twin,
-    /// git reads our stack: `for-each-ref`, reflogs and `pack-refs` on a copy of it.
-    GitReadsOurs,
-    /// git died of a signal.
-    GitCrashed,
-    /// git did not finish in time.
-    Hang,
-}
-
-impl Check {
-    /// Every check.
-    pub const ALL: [Check; 11] = [
-        Check::Verdict,
-        Check::ErrorClass,
-        Check::Bytes,
-        Check::OursReadsGit,
-        Check::Model,
-        Check::GitView,
-        Check::GitReflogs,
-        Check::Twin,
-        Check::GitReadsOurs,
-        Check::GitCrashed,
-        Check::Hang,
-    ];
-}
-
-/// A difference between implementations at one step.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Divergence {
-    /// Index of the operation after which it showed (ops.len() for end-of-case checks).
-    pub step: usize,
-    /// Which check.
-    pub check: Check,
-    /// Classification (value mismatch, missing ref, …).
-    pub class: String,
-    /// What differs.
-    pub detail: String,
-}
 
 /// Where scratch repositories go: a tmpfs when there is one (the gate writes and fsyncs many
 /// small files), else the system's temporary directory.
@@ -221,7 +165,7 @@ pub struct Executor<'e> {
     /// Fingerprint of git's stack when git's view of it was last checked.
     pub(crate) viewed: Option<u64>,
     /// Table bytes read so far.
-    pub(crate) table_cache: crate::checks::TableCache,
+    pub(crate) table_cache: crate::stack_files::TableCache,
     /// A transaction was applied to the twin since it was last compared.
     pub(crate) twin_changed: bool,
     /// Fingerprint of our refs when the twin was last compared.
@@ -241,7 +185,7 @@ fn write_alternates(git_dir: &Path, objects: &Path) -> Result<(), String> {
 /// initialized template), with the case's options in its config and the pool as alternate.
 fn init_repo(env: &Env, dir: &Path, format: &str, opts: &CaseOptions) -> Result<(), String> {
     let hash = opts.hash();
-    crate::checks::copy_dir(env.template(format, hash), dir, None)?;
+    crate::stack_files::copy_dir(env.template(format, hash), dir, None)?;
     write_alternates(&dir.join(".git"), &env.pool(hash).objects_dir)?;
     // git reads later sections over earlier ones.
     let config = format!(

@@ -11,32 +11,7 @@ use reftable::ObjectId;
 
 use crate::case::{Check, Divergence, Executor, SYMREF_READS};
 use crate::snapshot::{SValue, Snapshot};
-
-/// A stack's tables: (name without its random part, bytes), in `tables.list` order.
-type Tables = Vec<(String, std::sync::Arc<Vec<u8>>)>;
-
-/// Tables already read, by path: a table never changes once it is in a stack (a new table
-/// gets a new name), so each is read once.
-pub(crate) type TableCache = std::collections::HashMap<std::path::PathBuf, std::sync::Arc<Vec<u8>>>;
-
-fn tables_cached(dir: &Path, cache: &mut TableCache) -> Tables {
-    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
-    list.lines()
-        .map(|n| {
-            let stem = n.rsplit_once('-').map_or(n, |x| x.0).to_string();
-            let path = dir.join(n);
-            let bytes = cache
-                .entry(path)
-                .or_insert_with_key(|p| std::sync::Arc::new(std::fs::read(p).unwrap_or_default()))
-                .clone();
-            (stem, bytes)
-        })
-        .collect()
-}
-
-fn tables(dir: &Path) -> Tables {
-    tables_cached(dir, &mut TableCache::new())
-}
+use crate::stack_files::{copy_dir, tables, tables_cached, Tables};
 
 fn fingerprint(t: &Tables) -> u64 {
     let mut h = DefaultHasher::new();
@@ -470,27 +445,6 @@ pub fn resolve(s: &Snapshot, name: &str) -> Option<(String, String)> {
         }
     }
     None
-}
-
-/// Copy a directory tree (regular files and directories; `skip` names one entry of `from`
-/// to leave out).
-pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
-    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
-    for e in std::fs::read_dir(from).map_err(|e| e.to_string())? {
-        let e = e.map_err(|e| e.to_string())?;
-        let name = e.file_name();
-        if skip.is_some_and(|s| name == s) {
-            continue;
-        }
-        let p = e.path();
-        let meta = std::fs::symlink_metadata(&p).map_err(|e| e.to_string())?;
-        if meta.is_dir() {
-            copy_dir(&p, &to.join(&name), None)?;
-        } else if meta.is_file() {
-            std::fs::copy(&p, to.join(&name)).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::case::Check;
+use crate::divergence::Check;
 use crate::profile::Profile;
 
 /// One divergence, as a reader acts on it.

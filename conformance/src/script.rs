@@ -5,7 +5,7 @@
 //! so the same ids), replays every operation with the committer time the gate used, and
 //! prints each command's exit status and git's refs after it.
 
-use crate::case::Divergence;
+use crate::divergence::Divergence;
 use crate::git::{BASE_TIME, EMAIL, NAME, TZ};
 use crate::ops::{CaseOptions, Expire, Op};
 use crate::pool::ObjectPool;

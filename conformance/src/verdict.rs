@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::case::Check;
+use crate::divergence::Check;
 use crate::model::{Fault, Refusal};
 
 /// Why an operation was refused, in classes every implementation can be mapped to.

@@ -111,3 +111,8 @@ pub use stats::Stats;
 pub use table::{Table, TableInfo, TableIter};
 pub use walk::BlockWalk;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};
+
+/// The README's Rust examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

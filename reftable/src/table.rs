@@ -11,7 +11,6 @@ use crate::codec::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Reco
 use crate::error::{Error, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::stats::{Stats, StatsSink};
-use crate::walk::BlockWalk;
 
 /// Where one section of a table is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -357,12 +356,6 @@ impl Table {
             }
         }
         Ok(out)
-    }
-
-    /// Every block of the file in order, for inspection and verification (see
-    /// [`crate::walk`]).
-    pub fn blocks(&self) -> BlockWalk {
-        BlockWalk::new(self.clone())
     }
 
     /// Decode every record of the block described by `info` (from [`Table::blocks`]).

@@ -41,8 +41,17 @@ pub struct BlockWalk {
     stats: Stats,
 }
 
+impl Table {
+    /// Every block of the file in order, for inspection and verification. (Defined here,
+    /// with the walk: the inspection layer sits on top of the table reader.)
+    pub fn blocks(&self) -> BlockWalk {
+        BlockWalk::new(self.clone())
+    }
+}
+
 impl BlockWalk {
-    pub(crate) fn new(table: Table) -> BlockWalk {
+    /// A walk over `table`'s blocks (also [`Table::blocks`]).
+    pub fn new(table: Table) -> BlockWalk {
         BlockWalk {
             table,
             offset: 0,

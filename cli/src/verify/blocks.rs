@@ -7,8 +7,7 @@ use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::walk;
 
-use super::sections::SectionRange;
-use super::TableChecker;
+use super::{SectionRange, TableChecker};
 
 impl TableChecker<'_> {
     /// Walk the blocks once: the checks that need only the block itself, then its records

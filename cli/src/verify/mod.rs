@@ -48,6 +48,21 @@ use report::Report;
 /// Problems shown per file; the rest are counted.
 const MAX_PROBLEMS_PER_FILE: usize = 100;
 
+/// Where one section's blocks are: `[start, end)`.
+#[derive(Clone, Copy, Debug)]
+struct SectionRange {
+    pub(super) block_type: BlockType,
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) index_offset: u64,
+}
+
+impl SectionRange {
+    pub(super) fn contains(&self, off: u64) -> bool {
+        self.start <= off && off < self.end
+    }
+}
+
 /// One table being checked: the table, its problems, and what the record checks collect.
 struct TableChecker<'a> {
     t: &'a Table,

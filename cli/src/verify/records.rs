@@ -12,8 +12,7 @@ use reftable::refname::is_valid_refname;
 use reftable::walk::{self, DecodedRecord};
 use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
 
-use super::sections::SectionRange;
-use super::TableChecker;
+use super::{SectionRange, TableChecker};
 use crate::text::{show_bytes, show_log_key};
 
 /// A key, remembered compactly: its hash and length, and its start for messages.

@@ -9,23 +9,8 @@ use reftable::table::Section;
 
 use super::records::IndexEntry;
 use super::report::Report;
-use super::TableChecker;
+use super::{SectionRange, TableChecker};
 use crate::dump::type_name;
-
-/// Where one section's blocks are: `[start, end)`.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct SectionRange {
-    pub(super) block_type: BlockType,
-    pub(super) start: u64,
-    pub(super) end: u64,
-    pub(super) index_offset: u64,
-}
-
-impl SectionRange {
-    pub(super) fn contains(&self, off: u64) -> bool {
-        self.start <= off && off < self.end
-    }
-}
 
 impl TableChecker<'_> {
     /// The sections' ranges as the footer gives them (refs from 0, then the obj and log

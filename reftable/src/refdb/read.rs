@@ -165,6 +165,17 @@ pub struct LiveRefs {
 }
 
 impl LiveRefs {
+    /// The live refs of `merged` whose names start with `prefix` (`b""` for all), for
+    /// readers that hold a merged view rather than a [`RefDb`] (a
+    /// [`StackReader`](crate::StackReader), say).
+    pub fn with_prefix(merged: &MergedTable, prefix: &[u8]) -> Result<LiveRefs> {
+        Ok(LiveRefs {
+            it: merged.seek_ref(prefix)?,
+            prefix: prefix.to_vec(),
+            done: false,
+        })
+    }
+
     /// The next live ref, borrowed until the next call. Stops at the first key past the
     /// prefix, tombstone or not.
     pub fn next_ref(&mut self) -> Result<Option<&RefRecord>> {
@@ -219,11 +230,7 @@ impl RefDb {
     /// The live refs whose names start with `prefix`, in name order. Stops at the first key
     /// without the prefix, tombstone or not.
     pub fn refs_with_prefix(&self, prefix: &[u8]) -> Result<LiveRefs> {
-        Ok(LiveRefs {
-            it: self.stack.merged().seek_ref(prefix)?,
-            prefix: prefix.to_vec(),
-            done: false,
-        })
+        LiveRefs::with_prefix(self.stack.merged(), prefix)
     }
 
     /// Check that `name` could be created: no existing ref is a directory prefix of it and
