@@ -284,10 +284,14 @@ fn read_all<R: Read + Send + 'static>(mut r: R) -> mpsc::Receiver<String> {
     rx
 }
 
-/// Read `out` to its end on this thread, then reap `child`. A git that does not close its
-/// output within `timeout` is killed. (Blocking reads with a deadline, no polling: a watchdog
-/// thread kills the child when the deadline passes, which ends the read.)
-fn finish_reading(child: &mut Child, out: &mut ChildStdout, timeout: Duration) -> (Exit, String) {
+/// Run `work` (which ends when the child exits or closes its output), then reap `child`;
+/// a watchdog thread kills the child if that takes longer than `timeout` (blocking waits with
+/// a deadline, no polling).
+fn with_deadline<T>(
+    child: &mut Child,
+    timeout: Duration,
+    work: impl FnOnce(&mut Child) -> T,
+) -> (Exit, T) {
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let pid = child.id();
     let watchdog = std::thread::spawn(move || {
@@ -297,8 +301,7 @@ fn finish_reading(child: &mut Child, out: &mut ChildStdout, timeout: Duration) -
         }
         false
     });
-    let mut buf = Vec::new();
-    let _ = out.read_to_end(&mut buf);
+    let value = work(child);
     let status = child.wait();
     let _ = done_tx.send(());
     let timed_out = watchdog.join().unwrap_or(false);
@@ -307,28 +310,21 @@ fn finish_reading(child: &mut Child, out: &mut ChildStdout, timeout: Duration) -
         Ok(s) => Exit::from_status(s),
         Err(_) => Exit::Code(-1),
     };
-    (exit, String::from_utf8_lossy(&buf).into_owned())
+    (exit, value)
+}
+
+/// Read `out` to its end, then reap `child`, killing it after `timeout`.
+fn finish_reading(child: &mut Child, out: &mut ChildStdout, timeout: Duration) -> (Exit, String) {
+    with_deadline(child, timeout, |_| {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    })
 }
 
 /// Wait for `child` to exit, killing it after `timeout`.
 fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let pid = child.id();
-    let watchdog = std::thread::spawn(move || {
-        if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
-            kill_pid(pid);
-            return true;
-        }
-        false
-    });
-    let status = child.wait();
-    let _ = done_tx.send(());
-    let timed_out = watchdog.join().unwrap_or(false);
-    match status {
-        _ if timed_out => Exit::Timeout,
-        Ok(s) => Exit::from_status(s),
-        Err(_) => Exit::Code(-1),
-    }
+    with_deadline(child, timeout, |_| ()).0
 }
 
 /// SIGKILL a process we spawned and have not reaped yet (so its pid cannot have been reused).

@@ -13,9 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::hash::HashId;
 use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
 use crate::merged::MergedTable;
-use crate::stack_reader::{
-    load_retrying, open_listed, open_tables, parse_tables_list, read_tables_list,
-};
+use crate::stack_reader::{parse_tables_list, read_tables_list, reload_tables};
 use crate::stats::Stats;
 use crate::table::Table;
 use crate::writer::{WriteOptions, Writer};
@@ -286,28 +284,10 @@ impl Stack {
     /// the load retried (with growing, jittered delays, for up to about 3 seconds). On
     /// failure the stack keeps its previous tables.
     pub fn reload(&mut self) -> Result<()> {
-        let (old_names, old) = (&self.names, self.merged.tables());
-        let reuse = |n: &str| {
-            old_names
-                .iter()
-                .position(|o| o == n)
-                .map(|i| old[i].clone())
-        };
-        let mut opened = 0u64;
-        let dir = &self.dir;
-        let (names, pin, tables) = load_retrying(
-            || self.read_list_pinned(),
-            |names| {
-                open_tables(
-                    names,
-                    |n| {
-                        opened += 1;
-                        open_listed(dir, n)
-                    },
-                    reuse,
-                )
-            },
-        )?;
+        let (names, pin, tables, opened) =
+            reload_tables(&self.dir, &self.names, self.merged.tables(), || {
+                self.read_list_pinned()
+            })?;
         self.own_stats.tables_opened += opened;
         // Keep the counters of tables leaving the stack, so stats never go back.
         for (name, t) in self.names.iter().zip(self.merged.tables()) {

@@ -127,6 +127,36 @@ pub(crate) fn load_retrying<P, T>(
     }
 }
 
+/// Reload the stack in `dir`: `read_list` reads `tables.list` (and whatever the caller keeps
+/// of that read); tables of `old` (named `old_names`) still listed are reused, the others
+/// opened, retrying as [`load_retrying`] does. Returns the names, what `read_list` kept, the
+/// tables and how many were opened.
+pub(crate) fn reload_tables<P>(
+    dir: &Path,
+    old_names: &[String],
+    old: &[Table],
+    read_list: impl FnMut() -> Result<(Vec<String>, P)>,
+) -> Result<(Vec<String>, P, Vec<Table>, u64)> {
+    let reuse = |n: &str| {
+        old_names
+            .iter()
+            .position(|o| o == n)
+            .map(|i| old[i].clone())
+    };
+    let mut opened = 0u64;
+    let (names, pin, tables) = load_retrying(read_list, |names| {
+        open_tables(
+            names,
+            |n| {
+                opened += 1;
+                open_listed(dir, n)
+            },
+            reuse,
+        )
+    })?;
+    Ok((names, pin, tables, opened))
+}
+
 /// Read `tables.list` in `dir`: a regular file (never a FIFO or device), its size bounding
 /// the read; missing means an empty stack.
 pub(crate) fn read_tables_list(dir: &Path) -> Result<Vec<String>> {
@@ -203,17 +233,9 @@ impl StackReader {
         let Some(dir) = &self.dir else {
             return Ok(());
         };
-        let (old_names, old) = (&self.names, self.merged.tables());
-        let reuse = |n: &str| {
-            old_names
-                .iter()
-                .position(|o| o == n)
-                .map(|i| old[i].clone())
-        };
-        let (names, (), tables) = load_retrying(
-            || Ok((read_tables_list(dir)?, ())),
-            |names| open_tables(names, |n| open_listed(dir, n), reuse),
-        )?;
+        let (names, (), tables, _) = reload_tables(dir, &self.names, self.merged.tables(), || {
+            Ok((read_tables_list(dir)?, ()))
+        })?;
         self.merged = merged_of(tables, self.hash_hint)?;
         self.names = names;
         Ok(())
