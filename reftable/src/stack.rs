@@ -2,9 +2,11 @@
 //! first; additions write a new table and rewrite the list under `tables.list.lock`;
 //! compaction merges a range of tables into one.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::format::{footer_size, header_size};
@@ -14,7 +16,7 @@ use crate::hash::HashId;
 use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
 use crate::merged::MergedTable;
 use crate::stack_reader::{parse_tables_list, read_tables_list, reload_tables};
-use crate::stats::Stats;
+use crate::stats::{Stats, StatsSink};
 use crate::table::Table;
 use crate::writer::{WriteOptions, Writer};
 
@@ -111,7 +113,11 @@ pub struct Stack {
     /// identities (git's fix 4f36b8597c), with its device and inode.
     list_pin: Option<ListPin>,
     compaction: CompactionStats,
-    own_stats: Stats,
+    /// Counters of tables that left the stack (so stats never go back).
+    retired: Stats,
+    /// The stack's own counters (tables opened, `tables.list` reads) and those of every
+    /// merged iterator over its views.
+    own: Arc<StatsSink>,
 }
 
 /// An open `tables.list` and the identity of the file it is.
@@ -194,7 +200,8 @@ impl Stack {
             merged: MergedTable::new(Vec::new(), opts.hash())?,
             list_pin: None,
             compaction: CompactionStats::default(),
-            own_stats: Stats::default(),
+            retired: Stats::default(),
+            own: Arc::default(),
         };
         stack.reload()?;
         Ok(stack)
@@ -245,21 +252,42 @@ impl Stack {
         self.compaction
     }
 
-    /// Counters of all reads through the loaded tables, plus tables opened and entries
-    /// written by this stack.
+    /// Counters of all reads through the loaded tables and those that left the stack, the
+    /// stack's own counters ([`Stack::own_stats`]) and entries written by its compactions.
     pub fn stats(&self) -> Stats {
-        let mut s = self.merged.stats();
+        let mut s = Stats::default();
+        for t in self.merged.tables() {
+            s += t.stats();
+        }
         // Tables opened are counted per table too: report what this stack opened instead.
         s.tables_opened = 0;
-        s += self.own_stats;
+        s += self.retired;
+        s += self.own.get();
         s.entries_written = self.compaction.entries_written;
         s
+    }
+
+    /// The counters the stack keeps itself rather than its tables: tables opened,
+    /// `tables.list` reads, and the key comparisons and heap operations of every merged
+    /// iterator over the stack (compaction's included). Unlike the tables' counters they
+    /// stay with the stack when compaction retires a table.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let mut stack = reftable::Stack::open(dir.path(), Default::default()).unwrap();
+    /// let before = stack.own_stats();
+    /// stack.reload().unwrap();
+    /// assert_eq!(stack.own_stats().since(before).tables_list_reads, 1);
+    /// ```
+    pub fn own_stats(&self) -> Stats {
+        self.own.get()
     }
 
     /// Read `tables.list` through one open handle: the names, and the handle with the
     /// identity of the very file the names came from.
     fn read_list_pinned(&self) -> Result<(Vec<String>, Option<ListPin>)> {
         use std::io::Read;
+        self.count_list_read();
         let (file, len) = match crate::bytes::open_regular(&self.list_path, "tables.list") {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotExist => return Ok((Vec::new(), None)),
@@ -276,7 +304,15 @@ impl Stack {
     }
 
     fn read_list(&self) -> Result<Vec<String>> {
+        self.count_list_read();
         read_tables_list(&self.dir)
+    }
+
+    fn count_list_read(&self) {
+        self.own.add(&Stats {
+            tables_list_reads: 1,
+            ..Stats::default()
+        });
     }
 
     /// Re-read `tables.list` and open the tables it names, reusing tables already open. When
@@ -288,16 +324,20 @@ impl Stack {
             reload_tables(&self.dir, &self.names, self.merged.tables(), || {
                 self.read_list_pinned()
             })?;
-        self.own_stats.tables_opened += opened;
+        self.own.add(&Stats {
+            tables_opened: opened,
+            ..Stats::default()
+        });
         // Keep the counters of tables leaving the stack, so stats never go back.
+        let listed: HashSet<&str> = names.iter().map(String::as_str).collect();
         for (name, t) in self.names.iter().zip(self.merged.tables()) {
-            if !names.contains(name) {
+            if !listed.contains(name.as_str()) {
                 let mut gone = t.stats();
                 gone.tables_opened = 0;
-                self.own_stats += gone;
+                self.retired += gone;
             }
         }
-        self.merged = MergedTable::new(tables, self.opts.hash())?;
+        self.merged = MergedTable::with_sink(tables, self.opts.hash(), self.own.clone())?;
         self.merged
             .set_suppress_deletions(self.opts.suppress_deletions);
         self.names = names;
@@ -466,10 +506,11 @@ impl Stack {
             self.compaction.bytes += t.info().size;
         }
         let hash = self.opts.hash();
+        let own = self.own.clone();
         let mut entries = 0u64;
         let written = self.write_table(&table_name_stem(min, max), |w| {
             w.set_limits(min, max)?;
-            let merged = MergedTable::new(tables.clone(), hash)?;
+            let merged = MergedTable::with_sink(tables.clone(), hash, own.clone())?;
             let mut refs = merged.seek::<RefRecord>(b"")?;
             while let Some(r) = refs.next_record()? {
                 if drop_tombstones && r.is_deletion() {

@@ -29,6 +29,54 @@ pub struct Stats {
     pub tables_opened: u64,
     /// Records written by compaction.
     pub entries_written: u64,
+    /// Pushes onto and pops from merged iterators' priority queues.
+    pub heap_operations: u64,
+    /// Reads of `tables.list` (including the re-reads of a retried reload).
+    pub tables_list_reads: u64,
+}
+
+impl Stats {
+    /// Every counter with its field name, in declaration order (for reports and exact
+    /// baselines).
+    ///
+    /// ```
+    /// let s = reftable::Stats { blocks_read: 2, ..Default::default() };
+    /// assert!(s.counters().contains(&("blocks_read", 2)));
+    /// ```
+    pub fn counters(&self) -> [(&'static str, u64); 8] {
+        [
+            ("records_decoded", self.records_decoded),
+            ("blocks_read", self.blocks_read),
+            ("blocks_inflated", self.blocks_inflated),
+            ("key_comparisons", self.key_comparisons),
+            ("tables_opened", self.tables_opened),
+            ("entries_written", self.entries_written),
+            ("heap_operations", self.heap_operations),
+            ("tables_list_reads", self.tables_list_reads),
+        ]
+    }
+
+    /// What was counted since `before` (each counter, saturating at 0).
+    ///
+    /// ```
+    /// let before = reftable::Stats { records_decoded: 5, ..Default::default() };
+    /// let after = reftable::Stats { records_decoded: 8, ..Default::default() };
+    /// assert_eq!(after.since(before).records_decoded, 3);
+    /// ```
+    pub fn since(self, before: Stats) -> Stats {
+        Stats {
+            records_decoded: self.records_decoded.saturating_sub(before.records_decoded),
+            blocks_read: self.blocks_read.saturating_sub(before.blocks_read),
+            blocks_inflated: self.blocks_inflated.saturating_sub(before.blocks_inflated),
+            key_comparisons: self.key_comparisons.saturating_sub(before.key_comparisons),
+            tables_opened: self.tables_opened.saturating_sub(before.tables_opened),
+            entries_written: self.entries_written.saturating_sub(before.entries_written),
+            heap_operations: self.heap_operations.saturating_sub(before.heap_operations),
+            tables_list_reads: self
+                .tables_list_reads
+                .saturating_sub(before.tables_list_reads),
+        }
+    }
 }
 
 impl AddAssign for Stats {
@@ -39,13 +87,15 @@ impl AddAssign for Stats {
         self.key_comparisons += o.key_comparisons;
         self.tables_opened += o.tables_opened;
         self.entries_written += o.entries_written;
+        self.heap_operations += o.heap_operations;
+        self.tables_list_reads += o.tables_list_reads;
     }
 }
 
 /// A shared, thread-safe sink iterators add their counters to when they are dropped.
 #[derive(Debug, Default)]
 pub(crate) struct StatsSink {
-    fields: [std::sync::atomic::AtomicU64; 6],
+    fields: [std::sync::atomic::AtomicU64; 8],
 }
 
 impl StatsSink {
@@ -58,6 +108,8 @@ impl StatsSink {
             s.key_comparisons,
             s.tables_opened,
             s.entries_written,
+            s.heap_operations,
+            s.tables_list_reads,
         ];
         for (f, v) in self.fields.iter().zip(vals) {
             if v != 0 {
@@ -76,6 +128,8 @@ impl StatsSink {
             key_comparisons: f(3),
             tables_opened: f(4),
             entries_written: f(5),
+            heap_operations: f(6),
+            tables_list_reads: f(7),
         }
     }
 }
