@@ -331,3 +331,130 @@ fn dangling_symrefs_are_protected_unless_told_otherwise() {
         tx(&mut d, &[RefUpdate::create("refs/heads/other", id(3))]).unwrap();
     }
 }
+
+fn refusal(r: reftable::Result<()>) -> reftable::Refusal {
+    r.unwrap_err()
+        .refusal()
+        .expect("a structured refusal")
+        .clone()
+}
+
+/// Directory/file conflicts among the updates of one transaction, also when one side is
+/// reached through a symref (as git 2.47.3 refuses them: "'refs/heads/a' exists; cannot
+/// create 'refs/heads/a/b'" and "cannot process 'refs/heads/x' and 'refs/heads/x/y' at the
+/// same time"). Nothing is written.
+#[test]
+fn directory_conflicts_through_symrefs_within_one_transaction() {
+    use reftable::Refusal;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/a", id(1)),
+            RefUpdate::symref_create("HEAD", "refs/heads/a"),
+        ],
+    )
+    .unwrap();
+    let tables = d.stack().tables().len();
+    // HEAD reaches refs/heads/a, which exists; refs/heads/a/b cannot be created beside it.
+    let r = refusal(tx(
+        &mut d,
+        &[
+            RefUpdate::update("HEAD", id(2), None),
+            RefUpdate::create("refs/heads/a/b", id(2)),
+        ],
+    ));
+    assert_eq!(
+        r,
+        Refusal::DirectoryConflict {
+            name: b"refs/heads/a/b".to_vec(),
+            existing: b"refs/heads/a".to_vec(),
+            in_transaction: false,
+        }
+    );
+    // Deleting refs/heads/a in the same transaction does not make room (git checks against
+    // the refs as they are).
+    let r = refusal(tx(
+        &mut d,
+        &[
+            RefUpdate::delete("refs/heads/a", None),
+            RefUpdate::create("refs/heads/a/b", id(2)),
+        ],
+    ));
+    assert!(
+        matches!(&r, Refusal::DirectoryConflict { existing, .. } if existing == b"refs/heads/a"),
+        "{r:?}"
+    );
+    // HEAD is repointed to a dangling refs/heads/x/y; writing through HEAD creates it, which
+    // conflicts with refs/heads/x created by the same transaction.
+    tx(
+        &mut d,
+        &[RefUpdate::symref_update("HEAD", "refs/heads/x/y", Expected::Any).no_deref()],
+    )
+    .unwrap();
+    let tables_after_repoint = d.stack().tables().len();
+    let r = refusal(tx(
+        &mut d,
+        &[
+            RefUpdate::update("HEAD", id(3), None),
+            RefUpdate::create("refs/heads/x", id(3)),
+        ],
+    ));
+    match &r {
+        Refusal::DirectoryConflict {
+            name,
+            existing,
+            in_transaction,
+        } => {
+            let mut pair = [name.clone(), existing.clone()];
+            pair.sort();
+            assert_eq!(pair, [b"refs/heads/x".to_vec(), b"refs/heads/x/y".to_vec()]);
+            assert!(in_transaction, "{r:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.stack().tables().len(), tables_after_repoint);
+    assert!(tables_after_repoint > tables);
+    assert!(d.read_ref(b"refs/heads/x").unwrap().is_none());
+    assert!(d.read_ref(b"refs/heads/x/y").unwrap().is_none());
+}
+
+/// Deleting or verifying a missing ref with an expected old value is refused with what the
+/// ref is (git: "cannot lock ref 'refs/heads/missing': unable to resolve reference"); without
+/// an old value the deletion is a no-op that writes nothing.
+#[test]
+fn deleting_a_missing_ref_with_an_old_value() {
+    use reftable::{RefState, Refusal};
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/other", id(1))]).unwrap();
+    let tables = d.stack().tables().len();
+    for u in [
+        RefUpdate::delete("refs/heads/missing", Some(id(1))),
+        RefUpdate::verify("refs/heads/missing", Some(id(1))),
+    ] {
+        let r = refusal(tx(&mut d, &[u]));
+        assert_eq!(
+            r,
+            Refusal::OldValue {
+                name: b"refs/heads/missing".to_vec(),
+                expected: RefState::Object(id(1)),
+                actual: RefState::Absent,
+            }
+        );
+    }
+    // Alongside an update that would succeed: the whole transaction is refused.
+    let r = tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/new", id(2)),
+            RefUpdate::delete("refs/heads/missing", Some(id(1))),
+        ],
+    );
+    assert_eq!(kind(r), ErrorKind::OldValueMismatch);
+    assert!(d.read_ref(b"refs/heads/new").unwrap().is_none());
+    tx(&mut d, &[RefUpdate::delete("refs/heads/missing", None)]).unwrap();
+    assert_eq!(d.stack().tables().len(), tables);
+    assert!(log(&d, b"refs/heads/missing").is_empty());
+}
