@@ -1,6 +1,7 @@
 //! The complexity report: JSON (machine-readable, also the CI baseline), Markdown (for
 //! people), a hand-written log-log SVG, and the comparison against a committed baseline.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,11 @@ pub struct Series {
     pub exponent_seconds: Option<f64>,
     /// Growth exponent of the records decoded past the seeks.
     pub exponent_scan: Option<f64>,
+    /// Every counter at each size, exactly: each [`reftable::Stats`] field of the measured
+    /// operations, `seek.<field>` for their seeks alone, and `tables` (tables in the stack
+    /// after the run). The CI baseline holds these exactly. Empty for git.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, Vec<u64>>,
 }
 
 impl Series {
@@ -71,7 +77,21 @@ impl Series {
         } else {
             scenario.name().to_string()
         };
+        let mut counters: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for p in points {
+            for (field, v) in p.stats.counters() {
+                counters.entry(field.to_string()).or_default().push(v);
+            }
+            for (field, v) in p.seek.counters() {
+                counters.entry(format!("seek.{field}")).or_default().push(v);
+            }
+            counters
+                .entry("tables".to_string())
+                .or_default()
+                .push(p.tables as u64);
+        }
         Series {
+            counters,
             scenario: name,
             implementation: cfg.implementation().to_string(),
             auto_compaction: cfg.auto_compaction,
@@ -299,64 +319,58 @@ impl Report {
         m
     }
 
-    /// Compare against a baseline: a regression is a counter exponent above the baseline's
-    /// by more than `exponent_tolerance`, or a per-operation counter (records decoded,
-    /// blocks read) above the baseline's at the same size by more than the fraction
-    /// `counter_tolerance`. git series and series missing from either side are skipped.
-    pub fn regressions(
-        &self,
-        baseline: &Report,
-        exponent_tolerance: f64,
-        counter_tolerance: f64,
-    ) -> Vec<String> {
+    /// Compare every counter with a baseline, exactly: each difference (up or down) at each
+    /// size of each series, a series or counter on one side only, and different sizes or
+    /// operation counts. Counters are deterministic, so any difference is a change in the
+    /// work done; one that is intended updates the baseline in the same commit. git series
+    /// are skipped (they carry wall time only).
+    pub fn differences(&self, baseline: &Report) -> Vec<String> {
         let mut out = Vec::new();
-        for cur in &self.results {
-            if cur.implementation == "git" {
-                continue;
+        let ours = |r: &Report| -> Vec<(String, String)> {
+            r.results
+                .iter()
+                .filter(|s| s.implementation != "git")
+                .map(|s| (s.scenario.clone(), s.implementation.clone()))
+                .collect()
+        };
+        for (scenario, imp) in ours(baseline) {
+            if self.find(&scenario, &imp).is_none() {
+                out.push(format!("{scenario} / {imp}: in the baseline, not measured"));
             }
+        }
+        for cur in self.results.iter().filter(|s| s.implementation != "git") {
+            let label = format!("{} / {}", cur.scenario, cur.implementation);
             let Some(base) = baseline.find(&cur.scenario, &cur.implementation) else {
+                out.push(format!("{label}: measured, not in the baseline"));
                 continue;
             };
-            let label = format!("{} / {}", cur.scenario, cur.implementation);
-            if let (Some(c), Some(b)) = (cur.exponent, base.exponent) {
-                if c > b + exponent_tolerance {
-                    out.push(format!(
-                        "{label}: records-decoded exponent {c:.3} > baseline {b:.3} + {exponent_tolerance}"
-                    ));
-                }
+            if cur.sizes != base.sizes || cur.ops != base.ops {
+                out.push(format!(
+                    "{label}: sizes/ops {:?}/{:?}, baseline {:?}/{:?}",
+                    cur.sizes, cur.ops, base.sizes, base.ops
+                ));
+                continue;
             }
-            if let (Some(c), Some(b)) = (cur.exponent_scan, base.exponent_scan) {
-                if c > b + exponent_tolerance {
-                    out.push(format!(
-                        "{label}: scan exponent {c:.3} > baseline {b:.3} + {exponent_tolerance}"
-                    ));
-                }
-            }
-            for (i, n) in cur.sizes.iter().enumerate() {
-                let Some(j) = base.sizes.iter().position(|s| s == n) else {
-                    continue;
-                };
-                for (what, cv, bv) in [
-                    (
-                        "records decoded",
-                        &cur.records_decoded,
-                        &base.records_decoded,
-                    ),
-                    ("blocks read", &cur.blocks_read, &base.blocks_read),
-                    (
-                        "entries written",
-                        &cur.entries_written,
-                        &base.entries_written,
-                    ),
-                ] {
-                    if let (Some(c), Some(b)) = (cur.per_op(cv, i), base.per_op(bv, j)) {
-                        if c > b * (1.0 + counter_tolerance) + 1e-9 {
-                            out.push(format!(
-                                "{label}: {what} per op at n={n}: {c:.2} > baseline {b:.2} + {:.0}%",
-                                counter_tolerance * 100.0
-                            ));
+            let names: std::collections::BTreeSet<&String> =
+                cur.counters.keys().chain(base.counters.keys()).collect();
+            for name in names {
+                match (cur.counters.get(name), base.counters.get(name)) {
+                    (Some(c), Some(b)) => {
+                        for ((n, c), b) in cur.sizes.iter().zip(c).zip(b) {
+                            if c != b {
+                                let delta = *c as i128 - *b as i128;
+                                let pct = delta as f64 * 100.0 / (*b).max(1) as f64;
+                                out.push(format!(
+                                    "{label}: {name} at n={n}: {b} -> {c} ({delta:+}, {pct:+.2}%)"
+                                ));
+                            }
                         }
                     }
+                    (Some(_), None) => {
+                        out.push(format!("{label}: counter {name} is not in the baseline"))
+                    }
+                    (None, Some(_)) => out.push(format!("{label}: counter {name} is gone")),
+                    (None, None) => {}
                 }
             }
         }

@@ -293,24 +293,18 @@ impl TableLedger {
         self.see(stack);
     }
 
-    /// The sum of the counters of every table seen.
-    pub fn stats(&self) -> Stats {
+    /// The sum of the counters of every table seen, and the stack's own counters
+    /// (tables opened, `tables.list` reads, merged iterators' comparisons and heap
+    /// operations; [`Stack::own_stats`]).
+    pub fn stats(&self, stack: &Stack) -> Stats {
         let mut s = self.retired;
         for t in self.tables.values() {
             s += t.stats();
         }
+        // Tables count their own opening; the stack's count is the one that matters.
+        s.tables_opened = 0;
+        s += stack.own_stats();
         s
-    }
-}
-
-fn diff(after: Stats, before: Stats) -> Stats {
-    Stats {
-        records_decoded: after.records_decoded - before.records_decoded,
-        blocks_read: after.blocks_read - before.blocks_read,
-        blocks_inflated: after.blocks_inflated - before.blocks_inflated,
-        key_comparisons: after.key_comparisons - before.key_comparisons,
-        tables_opened: after.tables_opened.saturating_sub(before.tables_opened),
-        entries_written: after.entries_written.saturating_sub(before.entries_written),
     }
 }
 
@@ -354,14 +348,14 @@ pub struct Seeks {
 /// what the operation read past its seek positions.
 pub fn seek_cost(stack: &Stack, seeks: &Seeks) -> Result<Stats> {
     let ledger = TableLedger::new(stack);
-    let before = ledger.stats();
+    let before = ledger.stats(stack);
     for k in &seeks.refs {
         drop(stack.merged().seek::<RefRecord>(k)?);
     }
     for name in &seeks.logs {
         drop(stack.merged().seek_log(name)?);
     }
-    Ok(diff(ledger.stats(), before))
+    Ok(ledger.stats(stack).since(before))
 }
 
 /// Number of lookups (or groups) per micro scenario.
@@ -404,7 +398,7 @@ where
 {
     let seek = seek_cost(db.stack(), seeks)?;
     let ledger = TableLedger::new(db.stack());
-    let before = ledger.stats();
+    let before = ledger.stats(db.stack());
     let written = db.stack().compaction_stats().entries_written;
     let t = Instant::now();
     op(db)?;
@@ -412,7 +406,7 @@ where
     Ok(Point {
         n,
         ops,
-        stats: diff(ledger.stats(), before),
+        stats: ledger.stats(db.stack()).since(before),
         seek,
         entries_written: db.stack().compaction_stats().entries_written - written,
         tables: db.stack().tables().len(),
@@ -618,7 +612,7 @@ fn p1401(n: usize, cfg: Config, asymmetric: bool) -> Result<Point> {
     }
     let seek = seek_cost(db.stack(), &seeks)?;
     let ledger_start = TableLedger::new(db.stack());
-    let before = ledger_start.stats();
+    let before = ledger_start.stats(db.stack());
     let written = db.stack().compaction_stats().entries_written;
     let t = Instant::now();
     db.transaction(&updates, &committer(), &AssumeCommits)?;
@@ -636,7 +630,7 @@ fn p1401(n: usize, cfg: Config, asymmetric: bool) -> Result<Point> {
     Ok(Point {
         n,
         ops: n as u64,
-        stats: diff(ledger.stats(), before),
+        stats: ledger.stats(db.stack()).since(before),
         seek,
         entries_written: db.stack().compaction_stats().entries_written - written,
         tables: db.stack().tables().len(),
@@ -648,6 +642,7 @@ fn p1401(n: usize, cfg: Config, asymmetric: bool) -> Result<Point> {
 fn auto_compaction(n: usize, cfg: Config) -> Result<Point> {
     let (_dir, mut db) = open(cfg)?;
     let mut ledger = TableLedger::new(db.stack());
+    let before = ledger.stats(db.stack());
     let t = Instant::now();
     let mut max_tables = 0;
     for i in 0..n {
@@ -671,7 +666,7 @@ fn auto_compaction(n: usize, cfg: Config) -> Result<Point> {
         ops: n as u64,
         stats: Stats {
             entries_written: written,
-            ..ledger.stats()
+            ..ledger.stats(db.stack()).since(before)
         },
         seek: Stats::default(),
         entries_written: written,
