@@ -139,6 +139,9 @@ pub struct CaseResult {
 /// The `-m` message and `--create-reflog` flag an `update-ref --stdin` runs with.
 type TxnKey = (String, bool);
 
+/// The `update-ref` that only verifies, on git's repository (see [`Executor::git_verify`]).
+const VERIFIER: usize = 2;
+
 /// A case being run.
 pub struct Executor<'e> {
     pub(crate) env: &'e Env,
@@ -153,8 +156,8 @@ pub struct Executor<'e> {
     pub(crate) model: Model,
     pub(crate) twin: Option<(tempfile::TempDir, Twin)>,
     pub(crate) interleave_repo: Option<tempfile::TempDir>,
-    /// Running `update-ref --stdin`s: (0 git's repository / 1 the interleave repository,
-    /// message and flag) → process. One per message: update-ref takes its message once.
+    /// Running `update-ref --stdin`s: (0 git's repository / 1 the interleave repository /
+    /// [`VERIFIER`], message and flag) → process. One per message: update-ref takes its message once.
     coprocs: Vec<((usize, TxnKey), UpdateRef)>,
     pub(crate) tick: u64,
     /// The (message, flag) pairs seen, in order: the committer clock of a transaction is the
@@ -164,6 +167,10 @@ pub struct Executor<'e> {
     pub(crate) model_trial: Option<Model>,
     /// Fingerprint of git's stack when git's view of it was last checked.
     pub(crate) viewed: Option<u64>,
+    /// Fingerprint of git's stack when git last looked refs up by name.
+    pub(crate) looked_up: Option<u64>,
+    /// The refs the current step names (looked up by name after it).
+    pub(crate) touched: Vec<String>,
     /// Table bytes read so far.
     pub(crate) table_cache: crate::stack_files::TableCache,
     /// A transaction was applied to the twin since it was last compared.
@@ -277,6 +284,8 @@ impl<'e> Executor<'e> {
             txns: 0,
             model_trial: None,
             viewed: None,
+            looked_up: None,
+            touched: Vec::new(),
             table_cache: Default::default(),
             twin_changed: true,
             twin_checked: None,
@@ -335,12 +344,30 @@ impl<'e> Executor<'e> {
         message: &str,
         create_reflog: bool,
     ) -> TxnResult {
+        self.git_coproc(which, lines, message, create_reflog, false)
+    }
+
+    /// Let git check `lines` (`verify` commands) on its repository, writing nothing,
+    /// through an `update-ref` of its own (`VERIFIER`: it never commits, so its clock and
+    /// message do not matter).
+    pub(crate) fn git_verify(&mut self, lines: &str) -> TxnResult {
+        self.git_coproc(VERIFIER, lines, "", false, true)
+    }
+
+    fn git_coproc(
+        &mut self,
+        which: usize,
+        lines: &str,
+        message: &str,
+        create_reflog: bool,
+        verify_only: bool,
+    ) -> TxnResult {
         let key = (which, (message.to_string(), create_reflog));
         let at = match self.coprocs.iter().position(|(k, _)| *k == key) {
             Some(at) => at,
             None => {
                 let dir = match which {
-                    0 => self.repo.path().to_path_buf(),
+                    0 | VERIFIER => self.repo.path().to_path_buf(),
                     _ => self
                         .interleave_repo
                         .as_ref()
@@ -363,7 +390,11 @@ impl<'e> Executor<'e> {
                 self.coprocs.len() - 1
             }
         };
-        let r = self.coprocs[at].1.transaction(lines);
+        let r = if verify_only {
+            self.coprocs[at].1.prepare_and_abort(lines)
+        } else {
+            self.coprocs[at].1.transaction(lines)
+        };
         if matches!(r, TxnResult::Failed(..)) {
             self.coprocs.swap_remove(at);
         }
@@ -373,6 +404,7 @@ impl<'e> Executor<'e> {
     /// Run one operation on every implementation, then check.
     pub fn step(&mut self, op: Op) {
         self.result.ops.push(op.clone());
+        self.touched = crate::lookups::touched(&op);
         if let Op::Txn {
             message,
             create_reflog,
@@ -434,7 +466,7 @@ pub fn run_generated(env: &Env, seed: u64, index: u64, nops: usize) -> Result<Ca
     let (opts, aops) = crate::gen::generate(seed, index, nops);
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
-    let mut resolver = Resolver::new(pool, env.profile.features.symref_commands);
+    let mut resolver = Resolver::new(pool, env.profile.features.symref_commands, &exec.opts);
     for a in &aops {
         let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) else {
             continue;

@@ -115,6 +115,14 @@ impl Executor<'_> {
             self.diverge(Check::Model, "value mismatch", d);
             return;
         }
+        let fp = fingerprint(&theirs_tables);
+        let touched = std::mem::take(&mut self.touched);
+        let git_too = self.looked_up != Some(fp);
+        self.check_lookups(&ours, &touched, git_too);
+        if self.diverged() {
+            return;
+        }
+        self.looked_up = Some(fp);
         let mut ours_refs = seen.refs.clone();
         // libgit2 lists refs under refs/ plus HEAD and ORIG_HEAD.
         ours_refs.retain(|k, _| k.starts_with("refs/") || k == "HEAD" || k == "ORIG_HEAD");
@@ -156,7 +164,6 @@ impl Executor<'_> {
         }
         // git's view of its stack depends on nothing but the stack (the objects are fixed):
         // an unchanged stack was checked already.
-        let fp = fingerprint(&theirs_tables);
         if self.viewed == Some(fp) {
             self.result.unchanged += 1;
             return;

@@ -16,8 +16,14 @@ pub enum Check {
     OursReadsGit,
     /// The model agrees with us.
     Model,
+    /// Refs looked up by name (our point lookups on both stacks, git's `verify`) agree
+    /// with the listing.
+    Lookups,
     /// git's `for-each-ref` on its stack matches our refs.
     GitView,
+    /// Our compaction with reflog expiry leaves what git's `reflog expire --all` and
+    /// `pack-refs` leave.
+    ExpiryCompaction,
     /// git's reflogs (`log -g`) match ours.
     GitReflogs,
     /// The files-backend twin (libgit2) holds the same refs.
@@ -32,13 +38,15 @@ pub enum Check {
 
 impl Check {
     /// Every check.
-    pub const ALL: [Check; 11] = [
+    pub const ALL: [Check; 13] = [
         Check::Verdict,
         Check::ErrorClass,
         Check::Bytes,
         Check::OursReadsGit,
         Check::Model,
+        Check::Lookups,
         Check::GitView,
+        Check::ExpiryCompaction,
         Check::GitReflogs,
         Check::Twin,
         Check::GitReadsOurs,

@@ -103,6 +103,9 @@ pub enum AOp {
     ReflogDelete(u8, u8, bool),
     /// pack-refs.
     Pack(bool),
+    /// Create one ref whose record is `delta` bytes longer than what exactly fills the
+    /// first ref block of a one-ref table (0: fills it exactly; 1: one byte too long).
+    FillBlock(i8, u8),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -139,6 +142,8 @@ fn aop() -> impl Strategy<Value = AOp> {
         1 => (any::<u8>(), any::<bool>()).prop_map(|(n, all)| AOp::Expire(n, all)),
         1 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(n, i, r)| AOp::ReflogDelete(n, i, r)),
         1 => any::<bool>().prop_map(AOp::Pack),
+        2 => (prop_oneof![4 => Just(0i8), 1 => -3i8..=-1, 1 => Just(1i8)], any::<u8>())
+            .prop_map(|(d, v)| AOp::FillBlock(d, v)),
     ]
 }
 
@@ -190,12 +195,48 @@ pub struct Resolver {
     /// The git under test has `symref-*` commands (2.46+); without them such updates are
     /// left out.
     symref_commands: bool,
+    /// Block size and hash of the case (for [`AOp::FillBlock`]).
+    block_size: u32,
+    hash: reftable::HashId,
+}
+
+/// A valid ref name of exactly `len` bytes (at least 24) starting with `refs/heads/b<tag>-`,
+/// in components of at most 200 bytes (file systems limit a component to 255).
+pub fn name_of_length(len: usize, tag: &str) -> String {
+    let mut name = format!("refs/heads/b{tag}-");
+    let mut component = 0;
+    while name.len() < len {
+        if component == 200 && len - name.len() > 1 {
+            name.push('/');
+            component = 0;
+        } else {
+            name.push((b'a' + (name.len() % 26) as u8) as char);
+            component += 1;
+        }
+    }
+    name
+}
+
+/// The ref name length whose record, alone in a table's first ref block with one restart
+/// point, makes the block exactly `block_size` bytes long (plus `delta`).
+fn filling_name_length(block_size: u32, hash: reftable::HashId, delta: i8) -> Option<usize> {
+    use reftable::codec::{format, varint};
+    let header = format::header_size(if hash == reftable::HashId::Sha1 { 1 } else { 2 });
+    // Block header (type and 24-bit length), restart table (one offset and the count).
+    let room = (block_size as usize).checked_sub(header + 4 + 3 + 2)? as i64 + i64::from(delta);
+    // Record: prefix length 0, (suffix length << 3 | type 1), name, update index delta 0, id.
+    (24..block_size as usize).find(|&len| {
+        let rec = 1 + varint::encoded_len(((len as u64) << 3) | 1) + len + 1 + hash.size();
+        rec as i64 == room
+    })
 }
 
 impl Resolver {
     /// A resolver over `pool`, for a git with or without `symref-*` commands.
-    pub fn new(pool: Pool, symref_commands: bool) -> Resolver {
+    pub fn new(pool: Pool, symref_commands: bool, opts: &CaseOptions) -> Resolver {
         Resolver {
+            block_size: opts.block_size,
+            hash: opts.hash(),
             names: name_pool(),
             messages: message_pool(),
             pool,
@@ -405,6 +446,19 @@ impl Resolver {
                 rewrite: *r,
             }),
             AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto }),
+            AOp::FillBlock(delta, v) => {
+                let len = filling_name_length(self.block_size, self.hash, *delta)?;
+                Some(Op::Txn {
+                    updates: vec![Update {
+                        refname: name_of_length(len, &format!("{len}")),
+                        new: Some(oid(*v)),
+                        old: None,
+                        no_deref: false,
+                    }],
+                    message: self.message.clone(),
+                    create_reflog: self.create_reflog,
+                })
+            }
         }
     }
 }

@@ -415,9 +415,19 @@ impl UpdateRef {
     /// sent at once; git answers `start`, `prepare` and `commit` in turn, or dies at the
     /// first failure.
     pub fn transaction(&mut self, lines: &str) -> TxnResult {
-        let text = format!("start\n{lines}prepare\ncommit\n");
+        self.run(lines, "commit")
+    }
+
+    /// Prepare `lines` (say, `verify` commands: git looks each ref up by name and checks
+    /// it) and abort: nothing is written. [`TxnResult::Committed`] when every check held.
+    pub fn prepare_and_abort(&mut self, lines: &str) -> TxnResult {
+        self.run(lines, "abort")
+    }
+
+    fn run(&mut self, lines: &str, end: &str) -> TxnResult {
+        let text = format!("start\n{lines}prepare\n{end}\n");
         let sent = self.send(&text);
-        let acked = ["start", "prepare", "commit"]
+        let acked = ["start", "prepare", end]
             .iter()
             .try_for_each(|verb| self.ack(verb));
         if sent && acked.is_ok() {

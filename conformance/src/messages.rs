@@ -239,12 +239,22 @@ pub fn classify_exit(code: i32, stderr: &str) -> Option<ErrClass> {
 /// Whether `line` has the literal pieces of `format` (split at `%s`) in order, the first at
 /// the start of the message (after git's `fatal: ` / `error: ` / `prepare: ` prefixes).
 fn matches(format: &str, line: &str) -> bool {
+    matched_literals(format, line) == Some((true, literal_len(format)))
+}
+
+fn literal_len(format: &str) -> usize {
+    format.split("%s").map(str::len).sum()
+}
+
+/// How far `line` follows `format`: whether every piece was found, and the bytes of the
+/// pieces found (in order, stopping at the first missing one). `None` when not even the first
+/// piece is there.
+fn matched_literals(format: &str, line: &str) -> Option<(bool, usize)> {
     let mut pieces = format.split("%s");
     let first = pieces.next().unwrap_or("");
-    let Some(start) = line.find(first) else {
-        return false;
-    };
+    let start = line.find(first)?;
     let mut rest = &line[start + first.len()..];
+    let mut matched = first.len();
     let pieces: Vec<&str> = pieces.collect();
     for (i, p) in pieces.iter().enumerate() {
         if p.is_empty() {
@@ -257,18 +267,43 @@ fn matches(format: &str, line: &str) -> bool {
             rest.find(p)
         };
         match at {
-            Some(at) => rest = &rest[at + p.len()..],
-            None => return false,
+            Some(at) => {
+                rest = &rest[at + p.len()..];
+                matched += p.len();
+            }
+            None => return Some((false, matched)),
         }
     }
-    true
+    Some((true, matched))
 }
 
-/// The wording of git's `stderr`: the first entry matching one of its lines.
+/// git formats a message in a 4,096-byte buffer (usage.c `vreportf`): a longer message (one
+/// naming a 4,000-byte ref, say) is cut to 4,095 bytes, `fatal: ` included.
+const GIT_REPORT_LINE: usize = 4095;
+
+/// The wording of git's `stderr`: the first entry matching one of its lines. A line git cut
+/// at its report buffer takes the wording whose pieces it follows furthest.
 pub fn wording(stderr: &str) -> Option<&'static Wording> {
-    WORDINGS
+    if let Some(w) = WORDINGS
         .iter()
         .find(|w| stderr.lines().any(|line| matches(w.format, line)))
+    {
+        return Some(w);
+    }
+    let cut = stderr.lines().filter(|l| l.len() == GIT_REPORT_LINE);
+    cut.flat_map(|line| {
+        WORDINGS
+            .iter()
+            .filter_map(move |w| matched_literals(w.format, line).map(|(_, score)| (score, w)))
+    })
+    .fold(
+        None,
+        |best: Option<(usize, &'static Wording)>, (score, w)| match best {
+            Some((b, _)) if b >= score => best,
+            _ => Some((score, w)),
+        },
+    )
+    .map(|(_, w)| w)
 }
 
 /// The class of git's `stderr`, `None` when no wording matches.
@@ -279,6 +314,23 @@ pub fn classify(stderr: &str) -> Option<ErrClass> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_cut_at_gits_report_buffer_still_match() {
+        let name = format!("refs/heads/{}", "a".repeat(5000));
+        let full = format!("fatal: trying to write non-commit object 4b825dc642cb6eb9a060e54bf8d69288fbee4904 to branch '{name}'");
+        let cut = &full[..GIT_REPORT_LINE];
+        assert_eq!(
+            classify(cut),
+            classify(&full),
+            "{:?} / {:?}",
+            wording(cut).map(|w| w.format),
+            wording(&full).map(|w| w.format)
+        );
+        assert!(classify(cut).is_some());
+        // A line of another length that lacks the end does not match.
+        assert!(classify(&full[..GIT_REPORT_LINE - 1]).is_none());
+    }
 
     /// One message of each wording, as git prints it.
     fn instance(format: &str) -> String {

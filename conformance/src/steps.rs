@@ -172,6 +172,15 @@ impl Executor<'_> {
             Expire::All => "--expire=all".to_string(),
             Expire::Before(t) => format!("--expire={t} +0000"),
         };
+        let cutoff = match expire {
+            Expire::All => u64::MAX,
+            Expire::Before(t) => *t,
+        };
+        // The library's other expiry path, on copies of the stacks as they are now.
+        self.check_expiry_in_compaction(cutoff, &exp);
+        if self.diverged() {
+            return None;
+        }
         let out = self.env.git.run_auto(
             &repo,
             &[
@@ -190,10 +199,6 @@ impl Executor<'_> {
         let ours_res = match target {
             None => Err(refused(ErrClass::NoReflog, "no reflog")),
             Some(t) => {
-                let cutoff = match expire {
-                    Expire::All => u64::MAX,
-                    Expire::Before(t) => *t,
-                };
                 let r = self.db.expire_reflog(
                     t.as_bytes(),
                     &mut |l| l.update().is_some_and(|u| u.time < cutoff),

@@ -17,6 +17,20 @@ pub enum SValue {
     Symref(String),
 }
 
+impl SValue {
+    /// A stored value as compared; `None` for a tombstone.
+    pub fn of(v: &RefValue) -> Option<SValue> {
+        Some(match v {
+            RefValue::Object(id) => SValue::Oid(id.to_string(), None),
+            RefValue::Peeled { object, peeled } => {
+                SValue::Oid(object.to_string(), Some(peeled.to_string()))
+            }
+            RefValue::Symref(t) => SValue::Symref(lossy(t)),
+            RefValue::Deletion => return None,
+        })
+    }
+}
+
 /// One reflog entry as compared.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SLog {
@@ -32,6 +46,20 @@ pub struct SLog {
     pub tz: Option<i16>,
     /// Committer name and email, `None` where the source has none (model).
     pub who: Option<(String, String)>,
+}
+
+impl SLog {
+    /// A stored reflog entry as compared.
+    pub fn of(u: &reftable::LogUpdate) -> SLog {
+        SLog {
+            old: u.old_id.to_string(),
+            new: u.new_id.to_string(),
+            message: lossy(&u.message),
+            time: u.time,
+            tz: Some(u.tz_offset),
+            who: Some((lossy(&u.name), lossy(&u.email))),
+        }
+    }
 }
 
 /// Refs and reflogs of one implementation.
@@ -54,16 +82,9 @@ impl Snapshot {
         let mut s = Snapshot::default();
         let mut refs = db.refs()?;
         while let Some(r) = refs.next_ref()? {
-            let v = match &r.value {
-                RefValue::Object(id) => SValue::Oid(id.to_string(), None),
-                RefValue::Peeled {
-                    object: value,
-                    peeled,
-                } => SValue::Oid(value.to_string(), Some(peeled.to_string())),
-                RefValue::Symref(t) => SValue::Symref(lossy(t)),
-                RefValue::Deletion => continue,
-            };
-            s.refs.insert(lossy(&r.refname), v);
+            if let Some(v) = SValue::of(&r.value) {
+                s.refs.insert(lossy(&r.refname), v);
+            }
         }
         // One pass over the merged logs (name order, newest first per name) instead of a
         // seek per reflog: the same records `RefDb::reflog` returns for each name.
@@ -76,14 +97,7 @@ impl Snapshot {
             if reftable::refdb::is_existence_marker(l) {
                 continue;
             }
-            entries.push(SLog {
-                old: u.old_id.to_string(),
-                new: u.new_id.to_string(),
-                message: lossy(&u.message),
-                time: u.time,
-                tz: Some(u.tz_offset),
-                who: Some((lossy(&u.name), lossy(&u.email))),
-            });
+            entries.push(SLog::of(u));
         }
         Ok(s)
     }
