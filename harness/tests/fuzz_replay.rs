@@ -33,7 +33,12 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Run every corpus and regression file of `target`; fail listing every file that panics.
+/// Fewer files than this in a target's corpus means the corpus was lost or the path is
+/// wrong: replaying nothing must not pass. Every committed corpus holds well over this.
+const MIN_CORPUS_FILES: usize = 100;
+
+/// Run every corpus and regression file of `target`; fail listing every file that panics,
+/// and fail when the corpus is (nearly) empty.
 fn replay(target: &str) {
     let mut failures = Vec::new();
     let mut count = 0;
@@ -50,6 +55,11 @@ fn replay(target: &str) {
         }
     }
     eprintln!("{target}: replayed {count} files");
+    assert!(
+        count >= MIN_CORPUS_FILES,
+        "{target}: only {count} files under {} (corpus missing?)",
+        fuzz_dir().join("corpus").join(target).display()
+    );
     assert!(
         failures.is_empty(),
         "{target}: {} of {count} files fail (messages above):\n  {}",
@@ -106,10 +116,14 @@ fn targets_match_the_fuzz_crate() {
     let mut targets: Vec<String> = TARGETS.iter().map(|t| t.to_string()).collect();
     targets.sort();
     assert_eq!(bins, targets);
-    let this = std::fs::read_to_string(file!()).unwrap_or_default();
+    // `file!()` is relative to the workspace, tests run in the crate directory: read this
+    // file through the manifest directory, and fail when it cannot be read.
+    let this = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_replay.rs");
+    let this = std::fs::read_to_string(&this)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", this.display()));
     for t in TARGETS {
         assert!(
-            this.is_empty() || this.contains(&format!("replay(\"{t}\")")),
+            this.contains(&format!("replay(\"{t}\");")),
             "no replay test for {t}"
         );
     }
