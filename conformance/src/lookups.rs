@@ -78,33 +78,49 @@ fn block_edges(tables: &[Table]) -> BTreeSet<Vec<u8>> {
 /// The `update-ref --stdin` command that checks `name` as `s` has it, without following
 /// symrefs (a verify through a symref and one of its target would be two updates of one ref,
 /// which git refuses): `verify <name> <id>` (the null id for a missing ref), `symref-verify
-/// <name> <target>` for a symref where git has the command (2.46+), else nothing.
-fn verify_line(s: &Snapshot, name: &str, null: &str, symref_commands: bool) -> Option<String> {
+/// <name> <target>` for a symref that resolves where git has the command (2.46+), else
+/// nothing. `batch` holds the other names verified in the same transaction.
+fn verify_line(
+    s: &Snapshot,
+    batch: &BTreeSet<String>,
+    name: &str,
+    null: &str,
+    symref_commands: bool,
+) -> Option<String> {
     match s.refs.get(name) {
         // git checks a verify of a missing ref for directory/file conflicts as if it created
-        // it: such names are left to our lookups.
-        None if df_conflict(s, name) => None,
+        // it (against the refs and the transaction's other names): such names are left to
+        // our lookups.
+        None if df_conflict(s.refs.keys(), name) || df_conflict(batch.iter(), name) => None,
         None => Some(format!("verify {name} {null}\n")),
         Some(SValue::Oid(id, _)) => Some(format!("verify {name} {id}\n")),
-        Some(SValue::Symref(t)) if symref_commands => {
+        // git cannot read a symref in a loop or too deep a chain ("error reading reference").
+        Some(SValue::Symref(t)) if symref_commands && resolves(s, name) => {
             Some(format!("option no-deref\nsymref-verify {name} {t}\n"))
         }
         Some(SValue::Symref(_)) => None,
     }
 }
 
-/// Whether a ref of `s` is a directory prefix of `name`, or `name` one of a ref's.
-fn df_conflict(s: &Snapshot, name: &str) -> bool {
+/// Whether `name`'s symref chain ends (at a ref or a missing name) within git's reads.
+fn resolves(s: &Snapshot, name: &str) -> bool {
+    let mut n = name;
+    for _ in 0..crate::case::SYMREF_READS {
+        match s.refs.get(n) {
+            Some(SValue::Symref(t)) => n = t,
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// Whether one of `names` is a directory prefix of `name`, or `name` one of theirs.
+fn df_conflict<'a>(names: impl Iterator<Item = &'a String>, name: &str) -> bool {
     let dir = format!("{name}/");
-    let under = s
-        .refs
-        .range(dir.clone()..)
-        .next()
-        .is_some_and(|(k, _)| k.starts_with(&dir));
-    let above = name
-        .match_indices('/')
-        .any(|(i, _)| s.refs.contains_key(&name[..i]));
-    under || above
+    names.into_iter().any(|k| {
+        k.starts_with(&dir)
+            || (name.starts_with(k.as_str()) && name.as_bytes().get(k.len()) == Some(&b'/'))
+    })
 }
 
 /// Whether git's `update-ref` takes `name`: names with a directory, and one-level names in
@@ -147,7 +163,8 @@ impl Executor<'_> {
         let symref_commands = self.env.profile.features.symref_commands;
         // git counts an update of HEAD's referent as one of HEAD too (for HEAD's reflog), so
         // HEAD is verified in a transaction of its own.
-        let line = |n: &String| verify_line(ours, n, &null, symref_commands);
+        let batch: BTreeSet<String> = names.iter().filter(|n| git_takes(n)).cloned().collect();
+        let line = |n: &String| verify_line(ours, &batch, n, &null, symref_commands);
         // gits before 2.51.1 also check the old target of a symref-verify of HEAD's referent
         // against HEAD ("cannot lock ref 'HEAD': reference already exists"; fixed by
         // 046c67325c): HEAD's referent is left to our lookups when it is a symref.
@@ -250,7 +267,8 @@ mod tests {
         s.refs
             .insert("HEAD".into(), SValue::Symref("refs/heads/a".into()));
         let null = oid('0');
-        let line = |n: &str, symrefs: bool| verify_line(&s, n, &null, symrefs);
+        let batch = BTreeSet::new();
+        let line = |n: &str, symrefs: bool| verify_line(&s, &batch, n, &null, symrefs);
         assert_eq!(
             line("refs/heads/a", true).unwrap(),
             format!("verify refs/heads/a {}\n", oid('a'))
@@ -270,6 +288,19 @@ mod tests {
             "a directory of refs/heads/a"
         );
         assert_eq!(line("refs/heads/a/b", true), None, "under refs/heads/a");
+        let batch: BTreeSet<String> = ["refs/x/y".to_string()].into();
+        assert_eq!(
+            verify_line(&s, &batch, "refs/x", &null, true),
+            None,
+            "beside refs/x/y"
+        );
+        s.refs
+            .insert("refs/loop".into(), SValue::Symref("refs/loop".into()));
+        assert_eq!(
+            verify_line(&s, &batch, "refs/loop", &null, true),
+            None,
+            "a loop"
+        );
         assert!(git_takes("HEAD") && git_takes("ORIG_HEAD") && git_takes("refs/heads/a-"));
         assert!(!git_takes("HEAD-") && !git_takes("FETCH_HEAD") && !git_takes("lower"));
     }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# How well each stage of the harness sees realistic defects: plants one defect at a time into
+# a scratch copy of the workspace (never into this tree, never into what users build) and
+# runs the library's tests, the complexity gate and a bounded conformance gate against each.
+# Each defect stands for a class the harness once missed:
+#
+#   seek-decodes-more   restart binary search starts one restart early: same results, more work
+#   expiry-boundary     compaction's reflog expiry also drops entries at exactly the cutoff
+#   index-equal-key     index descent skips the block whose last key equals the sought key
+#   block-exact-fill    the block writer refuses a record that exactly fills the block
+#   df-through-symref   a symref's referent is not checked for D/F conflicts in its transaction
+#   delete-missing-old  deleting a missing ref with an expected old value is accepted
+#   merged-third-copy   the merged iterator shadows one older copy of a key, not all of them
+#
+# Usage: ci/defect-classes.sh [--tree REV] [--cases N] [--seed S] [--only NAME] [--stages LIST]
+#   --tree REV   plant into the workspace at git revision REV (default: the working tree)
+#   --stages     comma-separated of lib,complexity,gate (default all)
+# Prints one line per defect and stage; exit 0. Takes about 3 minutes per defect on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TREE="" CASES=40 SEED=5 ONLY="" STAGES="lib,complexity,gate"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --tree) TREE="$2"; shift 2 ;;
+    --cases) CASES="$2"; shift 2 ;;
+    --seed) SEED="$2"; shift 2 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    --stages) STAGES="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+SCRATCH=${DEFECT_SCRATCH:-${TMPDIR:-/tmp}/reftable-defect-classes}/${TREE:-worktree}
+mkdir -p "$SCRATCH"
+if [[ -n "$TREE" ]]; then
+  rm -rf "$SCRATCH/src" && mkdir -p "$SCRATCH/src"
+  git archive "$TREE" | tar -x -C "$SCRATCH/src"
+else
+  mkdir -p "$SCRATCH/src"
+  rsync -a --delete --exclude /target --exclude /fuzz/target --exclude /.git ./ "$SCRATCH/src/"
+fi
+export CARGO_TARGET_DIR="$SCRATCH/target"
+SRC="$SCRATCH/src"
+
+# name|file|original text|planted text (literal, must occur exactly once)
+DEFECTS=(
+  'seek-decodes-more|reftable/src/codec/block.rs|info.restart(data, lo - 1)|info.restart(data, lo.saturating_sub(2))'
+  'expiry-boundary|reftable/src/stack.rs|(x.time > 0 \&\& time < x.time)|(x.time > 0 \&\& time <= x.time)'
+  'index-equal-key|reftable/src/table.rs|root.linear_seek_from(first, key)?;|root.linear_seek_from(first, \&[key, \&b"\\0"[..]].concat())?;'
+  'block-exact-fill|reftable/src/codec/block_writer.rs|if 2 + 3 * restarts + n > self.block_size.saturating_sub(next) {|if 2 + 3 * restarts + n >= self.block_size.saturating_sub(next) {'
+  'df-through-symref|reftable/src/refdb/transaction.rs|        self.affect(target);\n        Ok(())|        Ok(())'
+  'delete-missing-old|reftable/src/refdb/transaction.rs|            if u.expects_existing() {|            if u.expects_existing() \&\& !matches!(\&u.new, Some(Val::Oid(n)) if n.is_null()) {'
+  'merged-third-copy|reftable/src/merged.rs|            while let Some(next) = self.heap.peek() {|            if let Some(next) = self.heap.peek() {'
+)
+
+plant() { # file original planted: replace exactly one occurrence, or fail
+  python3 - "$SRC/$1" "$2" "$3" <<'EOF'
+import sys
+path, old, new = sys.argv[1], sys.argv[2].replace('\\n', '\n').replace('\\&', '&'), sys.argv[3].replace('\\n', '\n').replace('\\&', '&').replace('\\\\0', '\\0')
+text = open(path).read()
+if text.count(old) != 1:
+    sys.exit(f"{path}: {text.count(old)} occurrences of {old!r}")
+open(path, 'w').write(text.replace(old, new))
+EOF
+}
+
+has() { [[ ",$STAGES," == *",$1,"* ]]; }
+
+for d in "${DEFECTS[@]}"; do
+  IFS='|' read -r name file old new <<<"$d"
+  [[ -n "$ONLY" && "$ONLY" != "$name" ]] && continue
+  cp "$SRC/$file" "$SCRATCH/pristine"
+  plant "$file" "$old" "$new"
+  if has lib; then
+    if (cd "$SRC" && cargo test -q -p reftable --locked >"$SCRATCH/$name.lib" 2>&1); then
+      echo "$name lib: passes (missed)"
+    else
+      echo "$name lib: fails (caught): $(grep -m1 -E '^test .* FAILED|panicked at' "$SCRATCH/$name.lib" || true)"
+    fi
+  fi
+  if has complexity; then
+    if (cd "$SRC" && ci/complexity.sh >"$SCRATCH/$name.complexity" 2>&1); then
+      echo "$name complexity: passes (missed)"
+    else
+      echo "$name complexity: fails (caught): $(grep -m1 -E '^  ' "$SCRATCH/$name.complexity" || true)"
+    fi
+  fi
+  if has gate; then
+    (cd "$SRC" && cargo build -q --release --locked -p conformance) >/dev/null 2>&1
+    out="$SCRATCH/$name.gate"
+    rm -rf "$out.dir"
+    "$CARGO_TARGET_DIR/release/conformance" run --cases "$CASES" --seed "$SEED" \
+      --out "$out.dir" --no-minimize >"$out" 2>&1 || true
+    echo "$name gate ($CASES cases, seed $SEED): $(grep -m1 -E 'unexpected divergence' "$out" || tail -1 "$out")"
+  fi
+  cp "$SCRATCH/pristine" "$SRC/$file"
+done
