@@ -16,6 +16,10 @@ use crate::hash::HashId;
 use crate::stats::{Stats, StatsSink};
 use crate::table::{Table, TableIter};
 
+/// Inflated log data the table iterators of one merged iterator may hold together before
+/// the idle ones let theirs go.
+pub const INFLATE_BUDGET: usize = 32 << 20;
+
 /// A read-only view of several tables, oldest first, as one.
 ///
 /// ```
@@ -232,6 +236,9 @@ pub struct MergedIter<R: Record> {
     /// The table whose record was returned last; advanced on the next call.
     advance: Option<usize>,
     suppress_deletions: bool,
+    /// Inflated log bytes each table iterator held after it last moved, and their sum.
+    held: Vec<usize>,
+    held_total: usize,
     /// The merged level's own counters, left in `sink` on drop.
     stats: Stats,
     sink: Arc<StatsSink>,
@@ -258,6 +265,8 @@ impl<R: Record> MergedIter<R> {
             spare_keys: Vec::new(),
             advance: None,
             suppress_deletions,
+            held: vec![0; n],
+            held_total: 0,
             stats: Stats::default(),
             sink,
             failed: false,
@@ -268,9 +277,29 @@ impl<R: Record> MergedIter<R> {
         Ok(it)
     }
 
-    /// Read the next record of table `i` and queue it.
+    /// Read the next record of table `i` and queue it. When the table iterators together
+    /// hold more inflated log data than [`INFLATE_BUDGET`], the others let theirs go (and
+    /// inflate their block again when they move on), so memory stays bounded by the
+    /// budget and one block, not by tables x block size.
     fn fill(&mut self, i: usize) -> Result<()> {
-        if let Some(r) = self.iters[i].next_record()? {
+        let next = self.iters[i].next_record()?.is_some();
+        let now = self.iters[i].inflated_bytes();
+        self.held_total = self.held_total - self.held[i] + now;
+        self.held[i] = now;
+        if self.held_total > INFLATE_BUDGET {
+            for (j, it) in self.iters.iter_mut().enumerate() {
+                if j != i && self.held[j] > 0 {
+                    it.evict_inflated();
+                    self.held_total -= self.held[j];
+                    self.held[j] = 0;
+                }
+            }
+        }
+        if !next {
+            return Ok(());
+        }
+        {
+            let r = self.iters[i].current();
             self.current[i].clone_from(r);
             let mut key = self.spare_keys.pop().unwrap_or_default();
             r.write_key(&mut key);

@@ -225,6 +225,7 @@ impl Table {
         CodecContext {
             hash_size: self.inner.info.hash.size(),
             min_update_index: self.inner.info.min_update_index,
+            max_update_index: self.inner.info.max_update_index,
         }
     }
 
@@ -252,7 +253,9 @@ impl Table {
             it.done = true;
             return Ok(it);
         }
-        let r = if sec.index_offset != 0 {
+        // A full scan starts at the section start, never through the index: a damaged
+        // index cannot hide records from it or add some.
+        let r = if sec.index_offset != 0 && !key.is_empty() {
             it.indexed_seek(sec.index_offset, key)
         } else {
             it.linear_seek(sec.offset, key)
@@ -387,8 +390,15 @@ pub struct TableIter<R: Record> {
     rec: R,
     pending: bool,
     done: bool,
+    /// The current (log) block's inflated contents were let go while records remain; they
+    /// are inflated again before the next read.
+    evicted: bool,
     stats: Stats,
 }
+
+/// An inflated log block buffer larger than this is let go as soon as the iterator no
+/// longer needs it, so idle iterators over big blocks do not hold their memory.
+const KEEP_INFLATED: usize = 1 << 20;
 
 fn block_data<'a>(table: &'a Table, info: &BlockInfo, inflated: &'a [u8]) -> &'a [u8] {
     if info.block_type == BlockType::Log {
@@ -412,8 +422,64 @@ impl<R: Record> TableIter<R> {
             rec: R::default(),
             pending: false,
             done: false,
+            evicted: false,
             stats: Stats::default(),
         }
+    }
+
+    /// The record [`TableIter::next_record`] returned last.
+    pub(crate) fn current(&self) -> &R {
+        &self.rec
+    }
+
+    /// Bytes of inflated log data this iterator holds.
+    pub(crate) fn inflated_bytes(&self) -> usize {
+        self.inflated.capacity() + self.spare.capacity()
+    }
+
+    /// Let go of the inflated log data; the current block is inflated again when the
+    /// iterator reads on. For merged iterators keeping memory within a budget.
+    pub(crate) fn evict_inflated(&mut self) {
+        if let Some(info) = self.block {
+            if info.block_type == BlockType::Log && !self.cursor.at_end(&info) {
+                self.evicted = true;
+            }
+        }
+        self.inflated = Vec::new();
+        self.spare = Vec::new();
+    }
+
+    /// After a record was decoded from the current block: a big inflated buffer whose block
+    /// has no record left is let go right away.
+    fn release_if_done(&mut self) {
+        if let Some(info) = self.block {
+            if info.block_type == BlockType::Log
+                && self.inflated.capacity() > KEEP_INFLATED
+                && self.cursor.at_end(&info)
+            {
+                self.inflated = Vec::new();
+            }
+        }
+        if self.spare.capacity() > KEEP_INFLATED {
+            self.spare = Vec::new();
+        }
+    }
+
+    /// Inflate the current block again if [`TableIter::evict_inflated`] let it go.
+    fn restore(&mut self) -> Result<()> {
+        if !self.evicted {
+            return Ok(());
+        }
+        self.evicted = false;
+        if let Some(info) = self.block {
+            if self
+                .parse_at(info.offset, Some(BlockType::Log), false)?
+                .is_none()
+            {
+                return Err(corrupt(info.offset, "log block changed while being read"));
+            }
+        }
+        Ok(())
     }
 
     /// The table this iterator reads.
@@ -459,6 +525,7 @@ impl<R: Record> TableIter<R> {
     fn load_block_at(&mut self, offset: u64, want: Option<BlockType>) -> Result<Option<BlockInfo>> {
         let b = self.parse_at(offset, want, false)?;
         self.block = b;
+        self.evicted = false;
         if let Some(b) = &b {
             self.cursor.reset(b);
         }
@@ -525,6 +592,7 @@ impl<R: Record> TableIter<R> {
         self.pending =
             self.cursor
                 .seek(info, data, key, &mut self.rec, &self.ctx, &mut self.stats)?;
+        self.release_if_done();
         Ok(())
     }
 
@@ -607,11 +675,13 @@ impl<R: Record> TableIter<R> {
         let Some(info) = self.block else {
             return Ok(None);
         };
+        self.restore()?;
         let data = block_data(&self.table, &info, &self.inflated);
         if self
             .cursor
             .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
         {
+            self.release_if_done();
             Ok(Some(&self.rec))
         } else {
             Ok(None)
@@ -645,11 +715,13 @@ impl<R: Record> TableIter<R> {
             let Some(info) = self.block else {
                 return Ok(false);
             };
+            self.restore()?;
             let data = block_data(&self.table, &info, &self.inflated);
             if self
                 .cursor
                 .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
             {
+                self.release_if_done();
                 return Ok(true);
             }
             let next = info.offset + info.full_size as u64;

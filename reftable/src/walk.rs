@@ -66,7 +66,10 @@ impl BlockWalk {
     /// error the walk ends.
     pub fn next_block(&mut self) -> Option<Result<(BlockInfo, &[u8])>> {
         let info = *self.table.info();
-        if self.done || self.offset >= info.footer_offset {
+        // A table of only a header and a footer (92 bytes for version 1, which git
+        // accepts) has no block at all.
+        let empty = info.footer_offset <= info.header_size() as u64;
+        if self.done || empty || self.offset >= info.footer_offset {
             return None;
         }
         let data = &self.table.bytes()[self.offset as usize..info.footer_offset as usize];

@@ -207,6 +207,7 @@ impl<W: Write> Writer<W> {
             ctx: CodecContext {
                 hash_size: opts.hash.size(),
                 min_update_index: 0,
+                max_update_index: u64::MAX,
             },
             header: Vec::new(),
         }

@@ -395,3 +395,81 @@ fn log_message_normalization() {
         [&b"one\n"[..], b"two\n", b"three\n", b"\n"].map(|m| m.to_vec())
     );
 }
+
+/// Records above the table's `max_update_index` (git's writer never writes one) are corrupt,
+/// not values to show: a crafted restart offset once made `logs` print a planted entry at
+/// update index 2^64-1 in a table whose maximum was 1. Log records below the minimum stay
+/// valid (reflog expiry rewrites entries at their old index).
+#[test]
+fn records_above_the_tables_max_update_index_are_corrupt() {
+    let mut w = Writer::new(Vec::new(), WriteOptions::default());
+    w.set_limits(3, 5).unwrap();
+    w.add_ref(&RefRecord::new(
+        "refs/heads/main",
+        5,
+        RefValue::Object(oid(1)),
+    ))
+    .unwrap();
+    w.add_log(&log("refs/heads/main", 5, "five")).unwrap();
+    w.add_log(&log("refs/heads/main", 1, "older than the table"))
+        .unwrap();
+    let good = w.finish().unwrap();
+    read_all(good.clone()).unwrap();
+    // Lower max_update_index to 4 in the header and the footer's copy of it.
+    let mut b = good;
+    let footer = b.len() - 68;
+    for at in [16, footer + 16] {
+        b[at..at + 8].copy_from_slice(&4u64.to_be_bytes());
+    }
+    fix_crc(&mut b);
+    let t = Table::from_bytes("above-max.ref", b.clone()).unwrap();
+    let e = t.refs().unwrap().next().unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Format, "{e}");
+    assert!(e.to_string().contains("max_update_index"), "{e}");
+    let e = t.logs().unwrap().next().unwrap().unwrap_err();
+    assert!(e.to_string().contains("max_update_index"), "{e}");
+    expect(b, ErrorKind::Format, "records above max_update_index");
+}
+
+/// A full listing never goes through the index, so a damaged index cannot add records to it
+/// or hide some (an index pointing into a fake block hidden in padding once made `refs`
+/// print a ref that is not there and drop real ones).
+#[test]
+fn full_scans_do_not_trust_the_index() {
+    let mut w = Writer::new(
+        Vec::new(),
+        WriteOptions {
+            block_size: 256,
+            ..Default::default()
+        },
+    );
+    w.set_limits(1, 1).unwrap();
+    for i in 0..100 {
+        w.add_ref(&RefRecord::new(
+            format!("refs/heads/b{i:03}"),
+            1,
+            RefValue::Object(oid(1)),
+        ))
+        .unwrap();
+    }
+    let (mut b, stats) = w.finish_with_stats().unwrap();
+    let root = stats.refs.index_offset as usize;
+    // Point the root's first entry into the middle of the first block.
+    let suffix_len = (b[root + 5] >> 3) as usize;
+    let off_at = root + 6 + suffix_len;
+    let (first, old_len) = reftable::codec::varint::get(&b[off_at..]).unwrap();
+    assert_eq!(first, 0);
+    let mut enc = Vec::new();
+    reftable::codec::varint::put(&mut enc, 100);
+    assert_eq!(enc.len(), old_len);
+    b[off_at..off_at + old_len].copy_from_slice(&enc);
+    let t = Table::from_bytes("bad-index.ref", b).unwrap();
+    let names: Vec<Vec<u8>> = t.refs().unwrap().map(|r| r.unwrap().refname).collect();
+    assert_eq!(names.len(), 100);
+    let merged = reftable::MergedTable::new(vec![t], HashId::Sha1).unwrap();
+    let listed = merged.refs().unwrap().count();
+    assert_eq!(
+        listed, 100,
+        "a merged listing starts at the section start too"
+    );
+}

@@ -81,3 +81,21 @@ pub fn fix_crc(bytes: &mut [u8]) {
     let crc = crc32fast::hash(&bytes[n - f..n - 4]);
     bytes[n - 4..].copy_from_slice(&crc.to_be_bytes());
 }
+
+/// The smallest table git accepts: the 24-byte header and the 68-byte footer, no block
+/// (SHA-1, block size 4096, update indexes 1..1).
+pub fn empty_table() -> Vec<u8> {
+    let mut header = Vec::new();
+    header.extend_from_slice(b"REFT");
+    header.push(1);
+    header.extend_from_slice(&4096u32.to_be_bytes()[1..]);
+    header.extend_from_slice(&1u64.to_be_bytes());
+    header.extend_from_slice(&1u64.to_be_bytes());
+    let mut t = header.clone();
+    t.extend_from_slice(&header);
+    // ref index, obj offset (and id length), obj index, log offset, log index: none.
+    t.extend_from_slice(&[0u8; 40]);
+    t.extend_from_slice(&[0u8; 4]);
+    fix_crc(&mut t);
+    t
+}

@@ -142,6 +142,7 @@ pub fn unreadable_by_git() -> Vec<u8> {
     let ctx = CodecContext {
         hash_size: 20,
         min_update_index: 1,
+        max_update_index: u64::MAX,
     };
     let mut w = BlockWriter::new(4096, 16);
     w.reset(BlockType::Log, 24);

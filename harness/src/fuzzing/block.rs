@@ -43,6 +43,7 @@ pub fn block_decode(data: &[u8]) {
     let ctx = CodecContext {
         hash_size: hash.size(),
         min_update_index: u64::from(flags >> 4),
+        max_update_index: u64::MAX,
     };
     let ((stats, passes), peak) =
         alloc::measure(|| decode(block, header_off, table_block_size, &ctx));

@@ -28,6 +28,7 @@ pub fn record_decode(data: &[u8]) {
     let ctx = CodecContext {
         hash_size: if flags & 4 != 0 { 32 } else { 20 },
         min_update_index: [0, 1, 1 << 32, u64::MAX][usize::from((flags >> 3) & 3)],
+        max_update_index: u64::MAX,
     };
     let ((), peak) = alloc::measure(|| match flags & 3 {
         0 => check::<RefRecord>(prev, encoded, &ctx),

@@ -215,6 +215,11 @@ pub struct BlockCursor {
 }
 
 impl BlockCursor {
+    /// Whether every record of the block has been decoded.
+    pub fn at_end(&self, info: &BlockInfo) -> bool {
+        self.pos >= info.restart_off
+    }
+
     /// Position before the first record of the block.
     pub fn reset(&mut self, info: &BlockInfo) {
         self.pos = info.records_start();
@@ -340,7 +345,7 @@ fn record_error(info: &BlockInfo, at: usize, msg: &str) -> Error {
 /// use reftable::codec::format::BlockType;
 /// use reftable::codec::record::{CodecContext, RefRecord, RefValue};
 ///
-/// let ctx = CodecContext { hash_size: 20, min_update_index: 1 };
+/// let ctx = CodecContext { hash_size: 20, min_update_index: 1, max_update_index: 1 };
 /// let mut w = BlockWriter::new(256, 16);
 /// w.reset(BlockType::Ref, 0);
 /// w.add(&RefRecord::new("HEAD", 1, RefValue::Symref(b"refs/heads/main".to_vec())), &ctx).unwrap();

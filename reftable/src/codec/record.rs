@@ -19,6 +19,10 @@ pub struct CodecContext {
     pub hash_size: usize,
     /// The table's `min_update_index`; ref records store `update_index - min_update_index`.
     pub min_update_index: u64,
+    /// The table's `max_update_index`: a ref or log record above it is corrupt, as git's
+    /// writer never writes one (`u64::MAX` to not check). Log records below the minimum are
+    /// valid (reflog expiry rewrites entries at their old update index).
+    pub max_update_index: u64,
 }
 
 mod sealed {
@@ -304,6 +308,9 @@ impl Record for RefRecord {
             .min_update_index
             .checked_add(delta)
             .ok_or("ref update index overflows")?;
+        if self.update_index > ctx.max_update_index {
+            return Err("ref update index above the table's max_update_index");
+        }
         self.refname.clear();
         self.refname.extend_from_slice(key);
         let what = "ref value extends past the end of the records";
@@ -440,6 +447,10 @@ impl Record for LogRecord {
         self.refname.clear();
         self.refname.extend_from_slice(&key[..name_len]);
         self.update_index = u64::MAX - varint::be64(&key[name_len + 1..]);
+        // Below the minimum is fine: reflog expiry rewrites entries at their old index.
+        if self.update_index > ctx.max_update_index {
+            return Err("log update index above the table's max_update_index");
+        }
         if value_type == 0 {
             self.value = LogValue::Deletion;
             return Ok(0);
@@ -593,6 +604,7 @@ mod tests {
     const CTX: CodecContext = CodecContext {
         hash_size: 20,
         min_update_index: 5,
+        max_update_index: u64::MAX,
     };
 
     fn id(b: u8) -> ObjectId {
