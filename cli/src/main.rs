@@ -7,10 +7,12 @@
 //! reftable stat PATH                             sizes and counts; would compaction help
 //! reftable verify PATH                           deep check (exit 1 when problems are found)
 //! reftable reencode TABLE -o OUT                 rewrite a table with this crate's writer
+//! reftable clean-stale [--older-than S] [--dry-run] PATH
+//!                                                remove locks and temp files of killed writers
 //! ```
 //!
 //! `PATH` is a repository (its top level or its `.git`), a `reftable/` directory, or one
-//! table file. Nothing is ever written to `PATH`.
+//! table file. Nothing is ever written to `PATH`, except by `clean-stale`.
 //!
 //! Exit status: 0 success; 1 the data is corrupt (for `verify`: problems were found);
 //! 2 usage or I/O error; 141 when stdout is closed early (like a program killed by SIGPIPE).
@@ -18,6 +20,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod clean_stale;
 mod dump;
 mod logs;
 mod path;
@@ -109,6 +112,20 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16_777_215))]
         block_size: Option<u32>,
     },
+    /// Remove `tables.list.lock`, `*.ref.lock` and `*.temp.*` files that a killed git or
+    /// reftable writer left, when older than --older-than and held open by no live process
+    /// (checked through /proc where there is one). Prints each file removed or kept.
+    CleanStale {
+        /// Only files at least this many seconds old (git may hold a lock for as long as a
+        /// compaction runs).
+        #[arg(long, default_value_t = 600)]
+        older_than: u64,
+        /// List what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Repository or reftable/ directory.
+        path: PathBuf,
+    },
 }
 
 /// A failure that ends the program: the message for stderr and the exit status.
@@ -188,6 +205,11 @@ fn main() -> ExitCode {
         Command::Dump { blocks, path } => dump::run(&path, blocks),
         Command::Stat { path } => stat::run(&path),
         Command::Verify { path } => verify::run(&path),
+        Command::CleanStale {
+            older_than,
+            dry_run,
+            path,
+        } => clean_stale::run(&path, older_than, dry_run),
         Command::Reencode {
             table,
             out,

@@ -1,4 +1,5 @@
-//! The tool never blocks, crashes or writes: a closed stdout, special files in a stack.
+//! The tool never blocks or crashes, and writes only through clean-stale: a closed stdout,
+//! special files in a stack, leftovers of killed writers.
 
 mod common;
 
@@ -47,4 +48,84 @@ fn special_files_do_not_block() {
     }
     let o = reftable(&["verify", s(&dir)]);
     assert!(stdout(&o).contains("not a regular file"), "{}", stdout(&o));
+}
+
+/// `clean-stale` lists (dry run) and then removes what killed writers leave, keeps young
+/// files and leaves the tables and `tables.list` alone; the stack reads the same after.
+#[test]
+fn clean_stale_removes_only_writer_leftovers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, names) = stack_copy(tmp.path());
+    let before = ok(&["refs", s(&dir)]);
+    let leftovers = [
+        "tables.list.lock".to_string(),
+        format!("{}.lock", names[0]),
+        "0x000000000009-0x000000000009-01234567.temp.abcdef".to_string(),
+    ];
+    for n in &leftovers {
+        std::fs::write(dir.join(n), b"").unwrap();
+    }
+    // Just made: too young for the default threshold.
+    let young = ok(&["clean-stale", s(&dir)]);
+    assert_eq!(
+        young.lines().filter(|l| l.starts_with("kept ")).count(),
+        3,
+        "{young}"
+    );
+    let dry = ok(&["clean-stale", "--older-than", "0", "--dry-run", s(&dir)]);
+    assert_eq!(
+        dry.lines()
+            .filter(|l| l.starts_with("would remove "))
+            .count(),
+        3,
+        "{dry}"
+    );
+    assert!(leftovers.iter().all(|n| dir.join(n).exists()));
+    let done = ok(&["clean-stale", "--older-than", "0", s(&dir)]);
+    assert_eq!(
+        done.lines().filter(|l| l.starts_with("removed ")).count(),
+        3,
+        "{done}"
+    );
+    assert!(leftovers.iter().all(|n| !dir.join(n).exists()));
+    assert!(names.iter().all(|n| dir.join(n).exists()));
+    assert_eq!(ok(&["refs", s(&dir)]), before);
+    // A table is not a stack.
+    let o = reftable(&["clean-stale", s(&dir.join(&names[0]))]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// The 92-byte table (header and footer, no block) that git accepts: every subcommand reads
+/// it as empty, `verify` finds nothing wrong.
+#[test]
+fn the_empty_table_git_accepts_is_fine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("reftable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = "0x000000000001-0x000000000001-01234567.ref";
+    let bytes = reftable_testkit::tables::empty_table();
+    assert_eq!(bytes.len(), 92);
+    std::fs::write(dir.join(name), &bytes).unwrap();
+    std::fs::write(dir.join("tables.list"), format!("{name}\n")).unwrap();
+    for target in [dir.clone(), dir.join(name)] {
+        for cmd in [
+            &["refs"][..],
+            &["logs"],
+            &["dump"],
+            &["dump", "--blocks"],
+            &["stat"],
+            &["verify"],
+        ] {
+            let mut args = cmd.to_vec();
+            args.push(s(&target));
+            let o = reftable(&args);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{args:?}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+        }
+    }
 }

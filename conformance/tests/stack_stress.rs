@@ -245,27 +245,34 @@ fn crash() -> Result<(), String> {
             }
         }
         // A stale lock blocks writers (as in git) until it is removed; then all is well.
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            if entry.file_name().to_string_lossy().ends_with(".lock") {
-                std::fs::remove_file(entry.path()).unwrap();
-            }
+        let stale = reftable::stale::StaleOptions {
+            min_age: std::time::Duration::ZERO,
+            dry_run: false,
+        };
+        let cleaned = reftable::stale::remove_stale(&dir, &stale).map_err(|e| e.to_string())?;
+        if !cleaned.kept.is_empty() {
+            return Err(format!("{point}: stale files kept: {:?}", cleaned.kept));
         }
         let u = RefUpdate::create("refs/heads/later", id_for(7, 7));
         after
             .transaction(&[u], &committer(), &AssumeCommits)
             .map_err(|e| format!("{point}: write after crash: {e}"))?;
         after.stack_mut().clean().map_err(|e| e.to_string())?;
-        let stray = std::fs::read_dir(&dir)
+        let stray: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .flatten()
-            .filter(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n != "tables.list" && !after.stack().table_names().contains(&n)
-            })
-            .count();
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "tables.list" && !after.stack().table_names().contains(n))
+            .collect();
+        if !stray.is_empty() {
+            return Err(format!(
+                "{point}: stray files after cleanup and clean: {stray:?}"
+            ));
+        }
         eprintln!(
-            "crash at {point}: reads as {}, {stray} stray files after clean",
-            if now == before { "before" } else { "after" }
+            "crash at {point}: reads as {}, {} stale files removed, none left after clean",
+            if now == before { "before" } else { "after" },
+            cleaned.removed.len()
         );
     }
     Ok(())

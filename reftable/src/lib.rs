@@ -90,6 +90,7 @@ pub mod refdb;
 pub mod refname;
 pub mod stack;
 pub mod stack_reader;
+pub mod stale;
 mod stats;
 pub mod table;
 #[cfg(reftable_test_hooks)]

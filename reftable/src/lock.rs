@@ -45,7 +45,7 @@ impl LockFile {
                     if expired {
                         return Err(Error::new(
                             ErrorKind::Lock,
-                            format!("{} is locked by another process", target.display()),
+                            locked_message(target, &lock_path),
                         )
                         .in_file(&lock_path));
                     }
@@ -107,6 +107,23 @@ impl Drop for LockFile {
             let _ = std::fs::remove_file(&self.lock_path);
         }
     }
+}
+
+/// What to tell a writer that finds `lock` taken: who may hold it, how old it is, and what
+/// to do when no one does.
+fn locked_message(target: &Path, lock: &Path) -> String {
+    let age = std::fs::metadata(lock)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|m| std::time::SystemTime::now().duration_since(m).ok())
+        .map_or(String::new(), |a| format!(" (for {} s)", a.as_secs()));
+    format!(
+        "{} is locked{age}: another git or reftable process is writing it. If none is \
+         running, a killed writer left the lock: `reftable clean-stale` removes such files \
+         once they are old enough, or delete {} by hand",
+        target.display(),
+        lock.display()
+    )
 }
 
 /// A temporary file that is deleted on drop unless renamed with [`TempFile::persist`].

@@ -600,11 +600,12 @@ impl Stack {
         let lock = self.lock_list()?;
         self.reload()?;
         let max = self.next_update_index() - 1;
+        let listed: HashSet<&str> = self.names.iter().map(String::as_str).collect();
         let entries = std::fs::read_dir(&self.dir)
             .map_err(|e| Error::io(e, "read stack directory").in_file(&self.dir))?;
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.ends_with(".ref") || self.names.contains(&name) {
+            if !name.ends_with(".ref") || listed.contains(name.as_str()) {
                 continue;
             }
             let path = entry.path();
