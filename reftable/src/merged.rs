@@ -17,7 +17,7 @@ use crate::stats::{Stats, StatsSink};
 use crate::table::{Table, TableIter};
 
 /// Inflated log data the table iterators of one merged iterator may hold together before
-/// the idle ones let theirs go.
+/// the idle ones let theirs go, unless [`MergedTable::set_inflate_budget`] says otherwise.
 pub const INFLATE_BUDGET: usize = 32 << 20;
 
 /// A read-only view of several tables, oldest first, as one.
@@ -54,6 +54,7 @@ pub struct MergedTable {
     tables: Vec<Table>,
     hash: HashId,
     suppress_deletions: bool,
+    inflate_budget: usize,
     /// Where the iterators leave their own counters (key comparisons, heap operations)
     /// when dropped; a stack shares one sink between the views it builds.
     sink: Arc<StatsSink>,
@@ -85,6 +86,7 @@ impl MergedTable {
             tables,
             hash,
             suppress_deletions: false,
+            inflate_budget: INFLATE_BUDGET,
             sink,
         })
     }
@@ -93,6 +95,13 @@ impl MergedTable {
     /// on, a lookup after many deletions scans every tombstone past the wanted key.
     pub fn set_suppress_deletions(&mut self, on: bool) {
         self.suppress_deletions = on;
+    }
+
+    /// How much inflated log data the table iterators of one merged iterator may hold together
+    /// ([`INFLATE_BUDGET`] by default). Past it, the iterators not being read let their
+    /// blocks go and inflate them again when they move on: less memory, more inflating.
+    pub fn set_inflate_budget(&mut self, bytes: usize) {
+        self.inflate_budget = bytes;
     }
 
     /// Whether tombstones are skipped inside the iterators.
@@ -135,7 +144,12 @@ impl MergedTable {
             .iter()
             .map(|t| t.seek::<R>(key))
             .collect::<Result<Vec<_>>>()?;
-        MergedIter::new(iters, self.suppress_deletions, self.sink.clone())
+        MergedIter::new(
+            iters,
+            self.suppress_deletions,
+            self.inflate_budget,
+            self.sink.clone(),
+        )
     }
 
     /// Every ref record in name order (tombstones included unless suppressed).
@@ -199,7 +213,8 @@ impl MergedTable {
     }
 }
 
-#[derive(Debug)]
+/// Equal when key and table are (as `Ord` says).
+#[derive(Debug, PartialEq, Eq)]
 struct HeapItem {
     key: Vec<u8>,
     index: usize,
@@ -218,14 +233,6 @@ impl PartialOrd for HeapItem {
     }
 }
 
-impl PartialEq for HeapItem {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for HeapItem {}
-
 /// An iterator over a [`MergedTable`] in key order, newest record per key.
 #[derive(Debug)]
 pub struct MergedIter<R: Record> {
@@ -236,6 +243,7 @@ pub struct MergedIter<R: Record> {
     /// The table whose record was returned last; advanced on the next call.
     advance: Option<usize>,
     suppress_deletions: bool,
+    inflate_budget: usize,
     /// Inflated log bytes each table iterator held after it last moved, and their sum.
     held: Vec<usize>,
     held_total: usize,
@@ -255,6 +263,7 @@ impl<R: Record> MergedIter<R> {
     fn new(
         iters: Vec<TableIter<R>>,
         suppress_deletions: bool,
+        inflate_budget: usize,
         sink: Arc<StatsSink>,
     ) -> Result<MergedIter<R>> {
         let n = iters.len();
@@ -265,6 +274,7 @@ impl<R: Record> MergedIter<R> {
             spare_keys: Vec::new(),
             advance: None,
             suppress_deletions,
+            inflate_budget,
             held: vec![0; n],
             held_total: 0,
             stats: Stats::default(),
@@ -278,7 +288,7 @@ impl<R: Record> MergedIter<R> {
     }
 
     /// Read the next record of table `i` and queue it. When the table iterators together
-    /// hold more inflated log data than [`INFLATE_BUDGET`], the others let theirs go (and
+    /// hold more inflated log data than the budget, the others let theirs go (and
     /// inflate their block again when they move on), so memory stays bounded by the
     /// budget and one block, not by tables x block size.
     fn fill(&mut self, i: usize) -> Result<()> {
@@ -286,7 +296,7 @@ impl<R: Record> MergedIter<R> {
         let now = self.iters[i].inflated_bytes();
         self.held_total = self.held_total - self.held[i] + now;
         self.held[i] = now;
-        if self.held_total > INFLATE_BUDGET {
+        if self.held_total > self.inflate_budget {
             for (j, it) in self.iters.iter_mut().enumerate() {
                 if j != i && self.held[j] > 0 {
                     it.evict_inflated();
@@ -604,6 +614,109 @@ mod tests {
         assert!(m.read_ref(b"other").unwrap().is_none());
         let e = MergedTable::new(vec![t], HashId::Sha256).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Format);
+    }
+
+    #[test]
+    fn accessors_describe_the_view() {
+        let tables = vec![
+            table(&[r("a", 5, Some(1))], &[]),
+            table(&[r("b", 6, Some(2))], &[]),
+            table(&[r("c", 7, Some(3))], &[]),
+        ];
+        let mut m = MergedTable::new(tables, HashId::Sha1).unwrap();
+        assert_eq!(m.tables().len(), 3);
+        assert_eq!((m.min_update_index(), m.max_update_index()), (5, 7));
+        assert!(!m.suppress_deletions());
+        m.set_suppress_deletions(true);
+        assert!(m.suppress_deletions());
+        m.set_suppress_deletions(false);
+        assert!(!m.suppress_deletions());
+        let empty = MergedTable::new(Vec::new(), HashId::Sha256).unwrap();
+        assert_eq!(empty.hash(), HashId::Sha256);
+        assert_eq!((empty.min_update_index(), empty.max_update_index()), (0, 0));
+    }
+
+    /// The merged level's counters while iterating, and left with the table when the
+    /// iterator is dropped.
+    #[test]
+    fn iterators_count_and_leave_their_counters() {
+        let m = MergedTable::new(
+            vec![
+                table(&[r("a", 1, Some(1)), r("b", 1, Some(1))], &[]),
+                table(&[r("b", 2, Some(2)), r("c", 2, Some(2))], &[]),
+            ],
+            HashId::Sha1,
+        )
+        .unwrap();
+        assert_eq!(m.stats().records_decoded, 0);
+        let mut it = m.refs().unwrap();
+        let mut names = Vec::new();
+        while let Some(rec) = it.next_record().unwrap() {
+            names.push(rec.refname.clone());
+        }
+        assert_eq!(names, [&b"a"[..], b"b", b"c"]);
+        let s = it.stats();
+        assert_eq!(s.records_decoded, 4);
+        // 4 pushes, 3 winners popped, 1 shadowed "b" popped.
+        assert_eq!(s.heap_operations, 8);
+        drop(it);
+        let left = m.stats();
+        assert_eq!(left.records_decoded, 4);
+        assert_eq!(left.heap_operations, 8);
+    }
+
+    /// Three log tables, two read in turn (a0 a1 b0 b1 ...) while the third waits for its
+    /// turn (w2 x2 ...), with budgets that keep every block, that allow two tables' blocks,
+    /// and that allow none.
+    #[test]
+    fn inflate_budget_bounds_what_idle_iterators_hold() {
+        let long = "m".repeat(500);
+        let tables: Vec<Table> = (0..3u64)
+            .map(|k| {
+                let names = if k < 2 {
+                    ["a", "b", "c", "d"]
+                } else {
+                    ["w", "x", "y", "z"]
+                };
+                let logs: Vec<LogRecord> = names
+                    .iter()
+                    .map(|n| l(&format!("refs/{n}{k}"), k + 1, Some(&long)))
+                    .collect();
+                table(&[], &logs)
+            })
+            .collect();
+        let read = |budget: Option<usize>| {
+            let mut m = MergedTable::new(tables.clone(), HashId::Sha1).unwrap();
+            if let Some(b) = budget {
+                m.set_inflate_budget(b);
+            }
+            let mut it = m.logs().unwrap();
+            let one_table = it.held[0];
+            let mut names = Vec::new();
+            let mut most_holding = 0;
+            while let Some(rec) = it.next_record().unwrap() {
+                names.push(String::from_utf8(rec.refname.clone()).unwrap());
+                assert_eq!(it.held_total, it.held.iter().sum::<usize>());
+                most_holding = most_holding.max(it.held.iter().filter(|h| **h > 0).count());
+            }
+            (names, it.stats(), one_table, most_holding)
+        };
+        let (names, all, one_table, holding) = read(None);
+        assert_eq!(names.len(), 12);
+        assert_eq!(names[..4], ["refs/a0", "refs/a1", "refs/b0", "refs/b1"]);
+        assert!(one_table > 0);
+        assert_eq!(all.blocks_inflated, 3, "each table's one log block, once");
+        assert_eq!(holding, 3);
+        // Room for two tables' blocks and a half: whenever the third is inflated, the
+        // other two let theirs go.
+        let (names_mid, mid, _, holding) = read(Some(2 * one_table + one_table / 2));
+        assert_eq!(names_mid, names);
+        assert_eq!(holding, 2);
+        assert_eq!(mid.blocks_inflated, 7);
+        let (names_none, none, _, holding) = read(Some(0));
+        assert_eq!(names_none, names);
+        assert_eq!(holding, 1);
+        assert_eq!(none.blocks_inflated, 10);
     }
 
     /// Equal keys come out newest table first in the queue, smallest key first overall.
