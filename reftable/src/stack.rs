@@ -720,6 +720,21 @@ mod tests {
         assert_eq!(suggest_compaction_segment(&[], 2), None);
     }
 
+    /// A table exactly `factor` times the next is in order; one byte less is not. The
+    /// factor given is used, and 0 means 2.
+    #[test]
+    fn segment_boundaries_and_factor() {
+        assert_eq!(suggest_compaction_segment(&[4, 2], 2), None);
+        assert_eq!(suggest_compaction_segment(&[3, 2], 2), Some((0, 2)));
+        // The older table equals factor x the sum of the newer ones: it stays.
+        assert_eq!(suggest_compaction_segment(&[6, 1, 2], 2), Some((1, 3)));
+        assert_eq!(suggest_compaction_segment(&[5, 1, 2], 2), Some((0, 3)));
+        assert_eq!(suggest_compaction_segment(&[5, 2], 3), Some((0, 2)));
+        assert_eq!(suggest_compaction_segment(&[6, 2], 3), None);
+        assert_eq!(suggest_compaction_segment(&[3, 2], 0), Some((0, 2)));
+        assert_eq!(suggest_compaction_segment(&[4, 2], 0), None);
+    }
+
     #[test]
     fn name_stem_format() {
         let s = table_name_stem(1, 0x1_0000_0000_0000);

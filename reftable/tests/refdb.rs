@@ -468,3 +468,37 @@ fn deleting_a_missing_ref_with_an_old_value() {
     assert_eq!(d.stack().tables().len(), tables);
     assert!(log(&d, b"refs/heads/missing").is_empty());
 }
+
+/// What a caller reads back: the options it opened with, refusals that name the ref, and
+/// a reload that brings in what another writer committed.
+#[test]
+fn options_messages_and_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    assert_eq!(d.options().log_refs, LogRefs::Normal);
+    assert!(!d.options().stack.auto_compaction);
+    let twice = [
+        RefUpdate::update("refs/heads/twice", id(1), None),
+        RefUpdate::update("refs/heads/twice", id(2), None),
+    ];
+    let e = tx(&mut d, &twice).unwrap_err();
+    assert!(e.message().contains("'refs/heads/twice'"), "{e}");
+    let e = tx(&mut d, &[RefUpdate::create("refs/heads/a..b", id(1))]).unwrap_err();
+    assert!(e.message().contains("refs/heads/a..b"), "{e}");
+
+    let mut other = db(dir.path(), false);
+    tx(&mut other, &[RefUpdate::create("refs/heads/new", id(3))]).unwrap();
+    assert!(d
+        .stack()
+        .merged()
+        .read_ref(b"refs/heads/new")
+        .unwrap()
+        .is_none());
+    d.reload().unwrap();
+    assert!(d
+        .stack()
+        .merged()
+        .read_ref(b"refs/heads/new")
+        .unwrap()
+        .is_some());
+}

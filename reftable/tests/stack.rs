@@ -513,3 +513,31 @@ fn many_additions_read_back() {
     }
     assert_eq!(fresh.merged().refs().unwrap().count(), n as usize);
 }
+
+/// The accessors and counters a caller sees: the options it gave, records decoded by
+/// reads, `tables.list` not read again while its file is the one loaded, read again once
+/// another writer replaced it.
+#[test]
+fn options_counters_and_up_to_date_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    assert_eq!(*st.options(), no_auto());
+    add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
+    let before = st.stats();
+    assert!(st.merged().read_ref(b"refs/heads/a").unwrap().is_some());
+    assert!(st.stats().since(before).records_decoded >= 1);
+
+    let own = st.own_stats();
+    assert!(own.tables_list_reads >= 1, "{own:?}");
+    assert!(st.is_up_to_date().unwrap());
+    assert!(st.is_up_to_date().unwrap());
+    assert_eq!(st.own_stats().since(own).tables_list_reads, 0);
+
+    let mut other = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut other, "refs/heads/b", Some(2)).unwrap();
+    let own = st.own_stats();
+    assert!(!st.is_up_to_date().unwrap());
+    assert_eq!(st.own_stats().since(own).tables_list_reads, 1);
+    st.reload().unwrap();
+    assert!(st.merged().read_ref(b"refs/heads/b").unwrap().is_some());
+}
