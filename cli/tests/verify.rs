@@ -193,3 +193,64 @@ fn verify_reports_broken_stacks() {
         assert_eq!(before.len(), after.len(), "case {i}: files changed");
     }
 }
+
+/// The obj section checked against the refs both ways: an obj record whose prefix no ref
+/// has, and the prefix of a ref's id that no obj record lists, named by a ref holding it.
+#[test]
+fn verify_checks_the_obj_section_against_the_refs() {
+    // Enough refs for several ref blocks: git writes an obj section only then.
+    let mut w = reftable::Writer::new(Vec::new(), reftable::WriteOptions::default());
+    w.set_limits(1, 1).unwrap();
+    for i in 0..2000u16 {
+        let mut id = [0x55u8; 20];
+        id[..2].copy_from_slice(&(i + 0x0101).to_be_bytes());
+        let v = reftable::RefValue::Object(reftable::ObjectId::from_bytes(&id).unwrap());
+        w.add_ref(&reftable::RefRecord::new(
+            format!("refs/heads/b{i:04}"),
+            1,
+            v,
+        ))
+        .unwrap();
+    }
+    let mut bytes = w.finish().unwrap();
+    let t = reftable::Table::from_bytes("objs.ref", bytes.clone()).unwrap();
+    let info = *t.info();
+    assert!(info.objs.present);
+    let len = usize::from(info.obj_id_len);
+    let start = info.objs.offset as usize;
+    // The first obj record, for the prefix 01 01 (55..): one less in its last byte, so
+    // that it still sorts first.
+    let first: Vec<u8> = [1u8, 1]
+        .into_iter()
+        .chain(std::iter::repeat(0x55))
+        .take(len)
+        .collect();
+    let at = start
+        + bytes[start..]
+            .windows(len)
+            .position(|w| w == first)
+            .expect("the obj record of object 0101..");
+    bytes[at + len - 1] -= 1;
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("objs.ref");
+    std::fs::write(&file, &bytes).unwrap();
+    let o = reftable(&["verify", s(&file)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert_problem_lines(&out, s(&file), "obj section");
+    let hex = |b: &[u8]| b.iter().map(|c| format!("{c:02x}")).collect::<String>();
+    let mut bad = first.clone();
+    bad[len - 1] -= 1;
+    let bad = hex(&bad);
+    assert!(
+        out.contains(&format!("obj record {bad} matches no ref's object id")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "obj section has no record for object id prefix {} (ref refs/heads/b0000)",
+            hex(&first)
+        )),
+        "{out}"
+    );
+}

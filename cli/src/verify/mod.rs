@@ -138,19 +138,13 @@ struct Checked {
 /// Check one table file. `Err` only for I/O errors other than a missing file.
 fn check_file(file: &Path, shown: &str) -> Result<Checked, CliError> {
     let mut report = Report::new(shown.to_string());
-    let bytes = match path::read_regular(file) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
-            report.add(None, "not a regular file");
-            return Ok(Checked {
-                report,
-                table: None,
-            });
-        }
-        Err(e) => return Err(CliError::usage(format!("{shown}: {e}"))),
-    };
-    let t = match Table::from_bytes(shown, bytes) {
+    // Mapped, not read: a table of millions of refs is checked in little more memory than
+    // the pages of it being looked at.
+    let t = match Table::open(file) {
         Ok(t) => t,
+        Err(e) if e.kind() == reftable::ErrorKind::Io => {
+            return Err(CliError::usage(format!("{shown}: {}", e.message())));
+        }
         Err(e) => {
             report.error(&e);
             return Ok(Checked {

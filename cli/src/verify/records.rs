@@ -2,7 +2,7 @@
 //! (last keys of blocks, index entries, obj records, object ids of refs).
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use reftable::codec::block::BlockInfo;
@@ -12,6 +12,7 @@ use reftable::refname::is_valid_refname;
 use reftable::walk::{self, DecodedRecord};
 use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
 
+use super::objs::{ObjEntries, RefIds};
 use super::{SectionRange, TableChecker};
 use crate::text::{show_bytes, show_log_key};
 
@@ -53,15 +54,6 @@ pub(super) struct IndexEntry {
     pub(super) at: usize,
 }
 
-/// An obj record and where it is.
-#[derive(Clone, Debug)]
-pub(super) struct ObjEntry {
-    pub(super) prefix: Vec<u8>,
-    pub(super) offsets: Vec<u64>,
-    pub(super) block: BlockInfo,
-    pub(super) at: usize,
-}
-
 /// What the record checks of a table collect for the checks that need the whole table.
 #[derive(Default)]
 pub(super) struct Collected {
@@ -70,10 +62,9 @@ pub(super) struct Collected {
     /// Index entries by index block offset.
     pub(super) index: BTreeMap<u64, Vec<IndexEntry>>,
     /// Obj records.
-    pub(super) objs: Vec<ObjEntry>,
-    /// Object id prefix (`obj_id_len` bytes) → ref blocks holding a ref to such an object, and
-    /// one such ref's name.
-    pub(super) ref_ids: BTreeMap<Vec<u8>, (BTreeSet<u64>, Vec<u8>)>,
+    pub(super) objs: ObjEntries,
+    /// Object id prefixes (`obj_id_len` bytes) of the refs, with the ref blocks they are in.
+    pub(super) ref_ids: RefIds,
 }
 
 /// Keys of the data blocks of one section, carried from block to block.
@@ -228,10 +219,7 @@ impl TableChecker<'_> {
                 }
                 if want_ids {
                     for id in r.value_id().into_iter().chain(r.peeled_id()) {
-                        let e = ref_ids
-                            .entry(id.as_bytes()[..obj_len].to_vec())
-                            .or_insert_with(|| (BTreeSet::new(), r.refname.clone()));
-                        e.0.insert(b.offset);
+                        ref_ids.push(&id.as_bytes()[..obj_len], b.offset);
                     }
                 }
             },
@@ -337,12 +325,7 @@ impl TableChecker<'_> {
                     ));
                     return;
                 }
-                objs.push(ObjEntry {
-                    prefix: o.hash_prefix.clone(),
-                    offsets: o.offsets.clone(),
-                    block: *b,
-                    at: d.offset,
-                });
+                objs.push(&o.hash_prefix, &o.offsets, b, d.offset);
             },
         )
     }

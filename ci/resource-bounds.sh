@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Resource-bound report: every `reftable` subcommand on each crafted input of
+# perf/src/bin/crafted.rs, its exit status, wall time and peak RSS (GNU time), against the
+# bounds of issue 13: at most 256 MiB and 10 s on each input under 20 MB, and `verify` of a
+# valid table in at most 1.5x the table's size. A report, not a test: times depend on the
+# machine; peak RSS barely does.
+#
+#   ci/resource-bounds.sh [--refs N] [--out FILE]   (default 2,000,000 refs; FILE: stdout)
+# Exit status 1 when a bound is exceeded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REFS=2000000 OUT=/dev/stdout
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --refs) REFS="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+cargo build --release --locked -q -p reftable-cli -p perf --bin reftable --bin crafted
+BIN=target/release/reftable
+DIR=target/crafted-$REFS
+if [[ ! -e "$DIR/done" ]]; then
+  rm -rf "$DIR"
+  target/release/crafted "$DIR" "$REFS"
+  touch "$DIR/done"
+fi
+fail=0
+{
+  echo "| input | input size | command | exit | seconds | peak RSS (MiB) | bound |"
+  echo "| --- | ---: | --- | ---: | ---: | ---: | --- |"
+  for c in big-log-blocks listed-20000-times sparse-5gib repeated-16mib-blocks long-messages valid-refs; do
+    size=$(du -sb --apparent-size "$DIR/$c" | cut -f1)
+    used=$(du -sb "$DIR/$c" | cut -f1)
+    for cmd in refs logs "dump" "dump --blocks" stat verify; do
+      [[ "$c" == valid-refs && "$cmd" != verify && "$cmd" != refs ]] && continue
+      # shellcheck disable=SC2086
+      out=$( { /usr/bin/time -f "%x %e %M" timeout 600 "$BIN" $cmd "$DIR/$c/"* >/dev/null 2>/dev/null; } 2>&1 | tail -1) || true
+      read -r rc secs kib <<<"$out"
+      mib=$(( kib / 1024 ))
+      bound="-"
+      if [[ "$c" == valid-refs && "$cmd" == verify ]]; then
+        limit=$(( size * 3 / 2 / 1048576 ))
+        if (( mib <= limit )); then bound="<= 1.5x size ($limit MiB): ok"; else bound="<= 1.5x size ($limit MiB): EXCEEDED"; fail=1; fi
+      elif (( used < 20000000 )); then
+        if (( mib <= 256 )) && awk "BEGIN{exit !($secs <= 10)}"; then bound="256 MiB, 10 s: ok"
+        else bound="256 MiB, 10 s: EXCEEDED"; fail=1; fi
+      fi
+      echo "| $c | $size | $cmd | $rc | $secs | $mib | $bound |"
+    done
+  done
+} > "$OUT"
+exit $fail
