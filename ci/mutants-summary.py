@@ -1,57 +1,123 @@
 #!/usr/bin/env python3
 """Per-file mutation testing summary from ci/mutants.sh output directories.
 
-A mutant counts as caught when stage 1 (library tests) or stage 2 (plus the conformance
-tests) caught it, missed when both missed it, and unviable or timeout as stage 1 says.
-Prints Markdown: one row per file, the totals and the score caught / (caught + missed),
-then the missed mutants (each needs a killing test or a line saying why it is equivalent).
+Reads each DIR's stage1 and stage2 `mutants.out` (outcomes.json, and previously_caught.txt
+when the run was resumed with ITERATE=1). A mutant counts as caught when stage 1 (library
+tests) or stage 2 (plus the conformance tests) caught it, missed when both missed it,
+unviable or timeout as the last run that tried it says. Mutants that ci/mutants-equivalent.txt
+excludes are counted per file from DIR/all-mutants.txt (the full list) and listed with the
+reason they cannot be caught.
+
+Prints Markdown: one row per file, the totals, the score caught / (caught + missed), the
+equivalent mutants and the missed ones (each needs a killing test or a reason).
+
+Usage: ci/mutants-summary.py DIR...   (default target/mutants/all)
 """
+import json
 import os
+import re
 import sys
 from collections import defaultdict
 
-KINDS = ("caught", "missed", "unviable", "timeout")
+HERE = os.path.dirname(os.path.abspath(__file__))
+KIND = {
+    "CaughtMutant": "caught",
+    "MissedMutant": "missed",
+    "Unviable": "unviable",
+    "Timeout": "timeout",
+}
 
 
-def read(d, kind):
-    p = os.path.join(d, "mutants.out", f"{kind}.txt")
-    if not os.path.exists(p):
-        return []
-    return [l.rstrip("\n") for l in open(p) if l.strip()]
+def equivalents():
+    """(pattern, reason) pairs from ci/mutants-equivalent.txt: `pattern<TAB>reason` lines."""
+    out = []
+    path = os.path.join(HERE, "mutants-equivalent.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            if line.strip() and not line.startswith("#"):
+                pattern, reason = line.rstrip("\n").split("\t", 1)
+                out.append((pattern, reason.strip()))
+    return out
+
+
+def outcomes(stage):
+    """Mutant name -> kind for one stage directory (empty if it did not run)."""
+    got = {}
+    prev = os.path.join(stage, "mutants.out", "previously_caught.txt")
+    if os.path.exists(prev):
+        for line in open(prev):
+            if line.strip():
+                got[line.strip()] = "caught"
+    path = os.path.join(stage, "mutants.out", "outcomes.json")
+    if os.path.exists(path):
+        for o in json.load(open(path))["outcomes"]:
+            scenario = o.get("scenario")
+            if isinstance(scenario, dict) and "Mutant" in scenario:
+                kind = KIND.get(o["summary"])
+                if kind:
+                    got[scenario["Mutant"]["name"]] = kind
+    return got
 
 
 def main(dirs):
     outcome = {}
     walls = []
+    listed = set()
     for d in dirs:
-        for kind in KINDS:
-            for m in read(os.path.join(d, "stage1"), kind):
-                outcome[m] = kind
-        for m in read(os.path.join(d, "stage2"), "caught"):
-            if outcome.get(m) == "missed":
+        for m, kind in outcomes(os.path.join(d, "stage1")).items():
+            outcome[m] = kind
+        for m, kind in outcomes(os.path.join(d, "stage2")).items():
+            if kind == "caught" and outcome.get(m) == "missed":
                 outcome[m] = "caught (gate)"
         w = os.path.join(d, "wall-time.txt")
         if os.path.exists(w):
             walls.append(open(w).read().strip())
+        a = os.path.join(d, "all-mutants.txt")
+        if os.path.exists(a):
+            listed.update(l.strip() for l in open(a) if l.strip())
+    eq = equivalents()
+    equivalent = {}
+    for m in sorted(listed):
+        for pattern, reason in eq:
+            if re.search(pattern, m):
+                equivalent[m] = reason
+                outcome.pop(m, None)
+                break
     per_file = defaultdict(lambda: defaultdict(int))
     for m, kind in outcome.items():
         per_file[m.split(":", 1)[0]][kind] += 1
-    print("| file | caught | of which by the gate stage | missed | unviable | timeout | score |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for m in equivalent:
+        per_file[m.split(":", 1)[0]]["equivalent"] += 1
+    print("| file | caught | of which by the gate stage | missed | unviable | timeout "
+          "| equivalent | score |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     total = defaultdict(int)
     for f in sorted(per_file):
         c = per_file[f]
         caught = c["caught"] + c["caught (gate)"]
-        for k, v in (("caught", caught), ("gate", c["caught (gate)"]), ("missed", c["missed"]),
-                     ("unviable", c["unviable"]), ("timeout", c["timeout"])):
+        row = (("caught", caught), ("gate", c["caught (gate)"]), ("missed", c["missed"]),
+               ("unviable", c["unviable"]), ("timeout", c["timeout"]),
+               ("equivalent", c["equivalent"]))
+        for k, v in row:
             total[k] += v
         score = 100.0 * caught / max(1, caught + c["missed"])
-        print(f"| {f} | {caught} | {c['caught (gate)']} | {c['missed']} | {c['unviable']} | {c['timeout']} | {score:.1f}% |")
+        print(f"| {f} | " + " | ".join(str(v) for _, v in row) + f" | {score:.1f}% |")
     score = 100.0 * total["caught"] / max(1, total["caught"] + total["missed"])
-    print(f"| **all** | {total['caught']} | {total['gate']} | {total['missed']} | {total['unviable']} | {total['timeout']} | **{score:.1f}%** |")
+    print("| **all** | " + " | ".join(str(total[k]) for k in
+          ("caught", "gate", "missed", "unviable", "timeout", "equivalent"))
+          + f" | **{score:.1f}%** |")
     print()
+    print("Score: caught / (caught + missed). Timeouts (a mutant that makes a loop endless) "
+          "and unviable mutants (they do not build) are not in it; equivalent ones are "
+          "excluded by ci/mutants-equivalent.txt.")
     for w in walls:
         print(f"- {w}")
+    if equivalent:
+        print()
+        print("Equivalent mutants (no test can tell them from the original):")
+        print()
+        for m, reason in equivalent.items():
+            print(f"- `{m}`: {reason}")
     missed = sorted(m for m, k in outcome.items() if k == "missed")
     if missed:
         print()

@@ -154,7 +154,8 @@ fn write(opts: WriteOptions, refs: &[RefRecord], logs: &[LogRecord]) -> reftable
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 96,
+        // PROPTEST_CASES lowers this where a run is repeated many times (ci/mutants.sh).
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96),
         failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
         .. ProptestConfig::default()
     })]
