@@ -104,12 +104,20 @@ pub(crate) const RELOAD_DEADLINE: Duration = Duration::from_secs(3);
 /// jittered delays, for up to [`RELOAD_DEADLINE`]. A table missing from an unchanged list is
 /// missing for good.
 pub(crate) fn load_retrying<P, T>(
+    read_list: impl FnMut() -> Result<(Vec<String>, P)>,
+    open: impl FnMut(&[String]) -> Result<T>,
+) -> Result<(Vec<String>, P, T)> {
+    load_retrying_until(Instant::now() + RELOAD_DEADLINE, read_list, open)
+}
+
+/// [`load_retrying`] with its deadline given: at least three tries, then none past it.
+fn load_retrying_until<P, T>(
+    deadline: Instant,
     mut read_list: impl FnMut() -> Result<(Vec<String>, P)>,
     mut open: impl FnMut(&[String]) -> Result<T>,
 ) -> Result<(Vec<String>, P, T)> {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
     let mut delay_ms = 0u64;
-    let mut tries = 0;
+    let mut tries = 0u32;
     loop {
         let (names, pin) = read_list()?;
         match open(&names) {
@@ -119,12 +127,18 @@ pub(crate) fn load_retrying<P, T>(
                 if read_list()?.0 == names || (tries >= 3 && Instant::now() > deadline) {
                     return Err(e);
                 }
-                delay_ms = delay_ms + delay_ms * u64::from(random_u32()) / (1u64 << 32) + 1;
+                delay_ms = next_delay(delay_ms, random_u32());
                 std::thread::sleep(Duration::from_millis(delay_ms));
             }
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The next retry delay in milliseconds: the last one, plus a random share of it
+/// (`jitter / 2^32`), plus 1.
+fn next_delay(last_ms: u64, jitter: u32) -> u64 {
+    last_ms + last_ms * u64::from(jitter) / (1u64 << 32) + 1
 }
 
 /// Reload the stack in `dir`: `read_list` reads `tables.list` (and whatever the caller keeps
@@ -286,6 +300,101 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    fn missing() -> Error {
+        Error::new(ErrorKind::NotExist, "listed in tables.list but missing")
+    }
+
+    /// A list that names other tables on every read, and opens that fail `fails` times.
+    fn changing(
+        fails: usize,
+    ) -> (
+        impl FnMut() -> Result<(Vec<String>, ())>,
+        impl FnMut(&[String]) -> Result<usize>,
+        std::rc::Rc<std::cell::Cell<usize>>,
+    ) {
+        let reads = std::rc::Rc::new(std::cell::Cell::new(0));
+        let opens = std::rc::Rc::new(std::cell::Cell::new(0));
+        let r = reads.clone();
+        let read = move || {
+            r.set(r.get() + 1);
+            Ok((vec![format!("{}.ref", r.get())], ()))
+        };
+        let o = opens.clone();
+        let open = move |_: &[String]| {
+            o.set(o.get() + 1);
+            if o.get() <= fails {
+                Err(missing())
+            } else {
+                Ok(o.get())
+            }
+        };
+        (read, open, opens)
+    }
+
+    #[test]
+    fn a_missing_table_in_a_list_that_changed_is_retried() {
+        // The list changes between reads: a writer compacted meanwhile. Retried past three
+        // tries while the deadline is ahead.
+        let (read, open, opens) = changing(5);
+        let (names, (), t) = load_retrying(read, open).unwrap();
+        assert_eq!((opens.get(), t), (6, 6));
+        assert_eq!(names, ["11.ref"]);
+        // Past the deadline: three tries, then the error.
+        let (read, open, opens) = changing(usize::MAX);
+        let past = Instant::now() - Duration::from_millis(1);
+        let e = load_retrying_until(past, read, open).unwrap_err();
+        assert_eq!((e.kind(), opens.get()), (ErrorKind::NotExist, 3));
+    }
+
+    #[test]
+    fn a_missing_table_in_an_unchanged_list_or_another_error_is_final() {
+        let (mut reads, mut opens) = (0, 0);
+        let e = load_retrying(
+            || {
+                reads += 1;
+                Ok((vec!["a.ref".to_string()], ()))
+            },
+            |_| -> Result<()> {
+                opens += 1;
+                Err(missing())
+            },
+        )
+        .unwrap_err();
+        assert_eq!((e.kind(), reads, opens), (ErrorKind::NotExist, 2, 1));
+        let mut reads = 0;
+        let e = load_retrying(
+            || {
+                reads += 1;
+                Ok((vec![format!("{reads}.ref")], ()))
+            },
+            |_| -> Result<()> { Err(Error::format("bad table")) },
+        )
+        .unwrap_err();
+        assert_eq!((e.kind(), reads), (ErrorKind::Format, 1));
+    }
+
+    #[test]
+    fn retry_delays_grow_with_jitter() {
+        assert_eq!(next_delay(0, u32::MAX), 1);
+        assert_eq!(next_delay(10, 0), 11);
+        assert_eq!(next_delay(10, 1 << 31), 16);
+        assert_eq!(next_delay(10, u32::MAX), 20);
+    }
+
+    #[test]
+    fn a_listed_table_that_is_missing_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open_listed(dir.path(), "0x1-0x1-0.ref").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotExist);
+        assert!(
+            e.message().contains("listed in tables.list but missing"),
+            "{e}"
+        );
+        std::fs::create_dir(dir.path().join("dir.ref")).unwrap();
+        let e = open_listed(dir.path(), "dir.ref").unwrap_err();
+        assert!(e.message().contains("not a regular file"), "{e}");
     }
 
     #[test]

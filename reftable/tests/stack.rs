@@ -541,3 +541,25 @@ fn options_counters_and_up_to_date_checks() {
     st.reload().unwrap();
     assert!(st.merged().read_ref(b"refs/heads/b").unwrap().is_some());
 }
+
+/// Opening counts the tables it opens, a reload opens only the new ones, and a
+/// `tables.list` rewritten with the same names (a new file) still means up to date.
+#[test]
+fn reloads_open_only_new_tables_and_compare_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut w, "refs/heads/a", Some(1)).unwrap();
+    add_ref(&mut w, "refs/heads/b", Some(2)).unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    assert_eq!(st.own_stats().tables_opened, 2);
+    add_ref(&mut w, "refs/heads/c", Some(3)).unwrap();
+    st.reload().unwrap();
+    assert_eq!(st.own_stats().tables_opened, 3);
+
+    let list = dir.path().join("tables.list");
+    let content = std::fs::read(&list).unwrap();
+    let tmp = dir.path().join("tables.list.new");
+    std::fs::write(&tmp, &content).unwrap();
+    std::fs::rename(&tmp, &list).unwrap();
+    assert!(st.is_up_to_date().unwrap());
+}
