@@ -307,6 +307,7 @@ mod tests {
     }
 
     /// A list that names other tables on every read, and opens that fail `fails` times.
+    #[allow(clippy::type_complexity)]
     fn changing(
         fails: usize,
     ) -> (

@@ -745,3 +745,158 @@ impl<R: Record> Drop for TableIter<R> {
         self.table.inner.sink.add(&self.stats);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::record::{LogUpdate, LogValue, RefValue};
+    use crate::{WriteOptions, Writer};
+
+    fn id(i: u16) -> ObjectId {
+        let mut b = [0x55u8; 20];
+        b[..2].copy_from_slice(&i.to_be_bytes());
+        ObjectId::from_bytes(&b).unwrap()
+    }
+
+    fn log(name: &str, message_len: usize) -> LogRecord {
+        LogRecord {
+            refname: name.as_bytes().to_vec(),
+            update_index: 1,
+            value: LogValue::Update(LogUpdate {
+                new_id: id(1),
+                message: vec![b'm'; message_len],
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn write(refs: &[RefRecord], logs: &[LogRecord], opts: WriteOptions) -> Table {
+        let mut w = Writer::new(Vec::new(), opts);
+        w.set_limits(1, 1).unwrap();
+        for r in refs {
+            w.add_ref(r).unwrap();
+        }
+        for l in logs {
+            w.add_log(l).unwrap();
+        }
+        Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+    }
+
+    fn refs(n: u16) -> Vec<RefRecord> {
+        (0..n)
+            .map(|i| RefRecord::new(format!("refs/heads/b{i:05}"), 1, RefValue::Object(id(i))))
+            .collect()
+    }
+
+    #[test]
+    fn sections_present_and_debug() {
+        let opts = WriteOptions::default();
+        let both = write(&refs(3), &[log("refs/heads/b00000", 10)], opts);
+        assert!(both.info().refs.present && both.info().logs.present);
+        let only_refs = write(&refs(3), &[], opts);
+        assert!(only_refs.info().refs.present && !only_refs.info().logs.present);
+        let only_logs = write(&[], &[log("refs/heads/b00000", 10)], opts);
+        assert!(!only_logs.info().refs.present && only_logs.info().logs.present);
+        let shown = format!("{both:?}");
+        assert!(
+            shown.starts_with("Table") && shown.contains("t.ref"),
+            "{shown}"
+        );
+    }
+
+    /// A footer announcing an obj section with an id length of 0, at the offset of the
+    /// footer's obj field.
+    #[test]
+    fn an_obj_section_needs_an_id_length() {
+        let t = write(&refs(3), &[], WriteOptions::default());
+        let mut bytes = t.bytes().to_vec();
+        let n = bytes.len();
+        let f = Footer::decode(&bytes).unwrap();
+        let field = n - f.size() + f.header.size() + 8;
+        bytes[field..field + 8].copy_from_slice(&(5u64 << 5).to_be_bytes());
+        let crc = crc32fast::hash(&bytes[n - f.size()..n - 4]);
+        bytes[n - 4..].copy_from_slice(&crc.to_be_bytes());
+        let e = Table::from_bytes("t.ref", bytes).unwrap_err();
+        assert_eq!(e.offset(), Some(field as u64), "{e}");
+        assert!(e.message().contains("object id length of 0"), "{e}");
+    }
+
+    /// The iterator's counters while it runs, the table's once it is dropped.
+    #[test]
+    fn counters_of_iterators() {
+        let t = write(&refs(3), &[], WriteOptions::default());
+        assert_eq!(t.stats().records_decoded, 0);
+        let mut it = t.refs().unwrap();
+        while it.next_record().unwrap().is_some() {}
+        assert_eq!(it.stats().records_decoded, 3);
+        drop(it);
+        assert_eq!(t.stats().records_decoded, 3);
+    }
+
+    /// Looking up an id no ref has decodes only the obj records the seek needs, never the
+    /// ref blocks of the next prefix.
+    #[test]
+    fn refs_for_a_missing_id_reads_no_ref_block() {
+        let t = write(&refs(2000), &[], WriteOptions::default());
+        assert!(t.info().objs.present);
+        let missing = id(3000);
+        let prefix = &missing.as_bytes()[..usize::from(t.info().obj_id_len)];
+        let before = t.stats();
+        {
+            let mut it = t.seek::<ObjRecord>(prefix).unwrap();
+            it.next_record().unwrap();
+        }
+        let seek_only = t.stats().since(before);
+        let before = t.stats();
+        assert!(t.refs_for(&missing).unwrap().is_empty());
+        assert_eq!(t.stats().since(before), seek_only);
+        assert_eq!(t.refs_for(&id(1999)).unwrap().len(), 1);
+    }
+
+    /// Small inflated log blocks stay with the iterator after their last record; one over
+    /// `KEEP_INFLATED` is let go as soon as its last record is read.
+    #[test]
+    fn inflated_log_blocks_kept_when_small_released_when_big() {
+        let small: Vec<LogRecord> = (0..50)
+            .map(|i| log(&format!("refs/heads/b{i:02}"), 200))
+            .collect();
+        let t = write(&[], &small, WriteOptions::default());
+        let mut it = t.logs().unwrap();
+        let mut n = 0;
+        while it.next_record().unwrap().is_some() {
+            n += 1;
+            assert!(it.inflated_bytes() > 0);
+        }
+        assert_eq!(n, 50);
+        let opts = WriteOptions {
+            block_size: 16_777_215,
+            ..WriteOptions::default()
+        };
+        let t = write(&[], &[log("refs/heads/big", 2 << 20)], opts);
+        let mut it = t.logs().unwrap();
+        assert!(it.next_record().unwrap().is_some());
+        assert_eq!(it.inflated_bytes(), 0);
+        assert!(it.next_record().unwrap().is_none());
+    }
+
+    /// Seeking without an index walks the blocks: one key comparison per block start it
+    /// looks at, then a binary search inside the block.
+    #[test]
+    fn linear_seek_comparisons() {
+        let opts = WriteOptions {
+            block_size: 1024,
+            ..WriteOptions::default()
+        };
+        let t = write(&refs(60), &[], opts);
+        assert_eq!(t.info().refs.index_offset, 0, "no index: a linear seek");
+        let before = t.stats();
+        {
+            let mut it = t.seek_ref(b"refs/heads/b00059").unwrap();
+            assert_eq!(
+                it.next_record().unwrap().unwrap().refname,
+                b"refs/heads/b00059"
+            );
+        }
+        assert_eq!(t.stats().since(before).key_comparisons, 8);
+    }
+}
