@@ -898,5 +898,13 @@ mod tests {
             );
         }
         assert_eq!(t.stats().since(before).key_comparisons, 8);
+        // Every key, block starts included: exact totals of the work.
+        let before = t.stats();
+        for r in refs(60) {
+            let mut it = t.seek_ref(&r.refname).unwrap();
+            assert_eq!(it.next_record().unwrap().unwrap().refname, r.refname);
+        }
+        let all = t.stats().since(before);
+        assert_eq!((all.blocks_read, all.key_comparisons), (120, 624));
     }
 }
