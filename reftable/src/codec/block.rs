@@ -418,3 +418,214 @@ impl<'a> Block<'a> {
             .then_some(rec))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block at file offset 1000: `header_off` zeros (the file header of a first block),
+    /// then the block type, `block_len` and `body`.
+    fn block(header_off: usize, t: u8, block_len: usize, body: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; header_off];
+        b.push(t);
+        b.extend_from_slice(&(block_len as u32).to_be_bytes()[1..]);
+        b.extend_from_slice(body);
+        b
+    }
+
+    fn parse(data: &[u8], header_off: usize, block_size: usize) -> Result<Option<BlockInfo>> {
+        parse_block(
+            data,
+            1000,
+            header_off,
+            block_size,
+            None,
+            &mut Vec::new(),
+            &mut Stats::default(),
+        )
+    }
+
+    fn error(data: &[u8], header_off: usize, block_size: usize) -> (Option<u64>, String) {
+        let e = parse(data, header_off, block_size).unwrap_err();
+        (e.offset(), e.message().to_string())
+    }
+
+    fn info(data: &[u8], header_off: usize, block_size: usize) -> BlockInfo {
+        parse(data, header_off, block_size).unwrap().unwrap()
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(9));
+        z.write_all(data).unwrap();
+        z.finish().unwrap()
+    }
+
+    #[test]
+    fn header_type_and_length_errors_say_where() {
+        assert_eq!(
+            error(&[b'r', 0, 0], 0, 0),
+            (
+                Some(1000),
+                "block header extends past the end of the data".into()
+            )
+        );
+        // Exactly a header: read on, and find the block longer than the data.
+        assert_eq!(
+            error(&[b'r', 0, 0, 6], 0, 0),
+            (
+                Some(1001),
+                "block_len 6 extends past the end of the data (4 bytes left)".into()
+            )
+        );
+        assert_eq!(
+            error(&block(24, b'x', 30, &[0, 0]), 24, 0),
+            (Some(1024), "invalid block type byte 0x78".into())
+        );
+        assert_eq!(
+            error(&block(24, b'r', 29, &[0, 0]), 24, 0),
+            (
+                Some(1025),
+                "block_len 29 is smaller than the minimum 30".into()
+            )
+        );
+        let smallest = info(&block(24, b'r', 30, &[0, 0]), 24, 0);
+        assert_eq!((smallest.restart_count, smallest.restart_off), (0, 28));
+        assert_eq!(smallest.records_start(), 28);
+    }
+
+    #[test]
+    fn block_size_and_data_bounds() {
+        let body = [0u8; 13];
+        assert_eq!(
+            error(&block(0, b'r', 17, &body), 0, 16),
+            (
+                Some(1001),
+                "block_len 17 exceeds the table's block size 16".into()
+            )
+        );
+        // Index blocks may be larger than a block; a block may end where the data does.
+        assert_eq!(info(&block(0, b'i', 17, &body), 0, 16).full_size, 17);
+        assert_eq!(info(&block(0, b'r', 17, &body), 0, 0).full_size, 17);
+        assert_eq!(
+            error(&block(0, b'r', 18, &body), 0, 0),
+            (
+                Some(1001),
+                "block_len 18 extends past the end of the data (17 bytes left)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn where_the_next_block_starts() {
+        // Padded: NULs up to the block size.
+        let mut padded = block(0, b'r', 8, &[0; 4]);
+        padded.resize(32, 0);
+        assert_eq!(info(&padded, 0, 16).full_size, 16);
+        // Unpadded: the next block's type byte right after this one.
+        let mut unpadded = block(0, b'r', 8, &[0; 4]);
+        unpadded.extend_from_slice(&block(0, b'r', 8, &[0; 4]));
+        assert_eq!(info(&unpadded, 0, 16).full_size, 8);
+        // The last block of the data, shorter than a block.
+        assert_eq!(info(&block(0, b'r', 8, &[0; 4]), 0, 16).full_size, 16);
+    }
+
+    #[test]
+    fn restart_table_must_fit() {
+        assert_eq!(
+            error(&block(0, b'r', 8, &[0, 0, 0, 1]), 0, 0),
+            (
+                Some(1006),
+                "restart count 1 does not fit in a block of 8 bytes".into()
+            )
+        );
+        let b = info(&block(0, b'r', 9, &[0, 0, 4, 0, 1]), 0, 0);
+        assert_eq!(
+            (
+                b.restart_count,
+                b.restart_off,
+                b.restart(&block(0, b'r', 9, &[0, 0, 4, 0, 1]), 0)
+            ),
+            (1, 4, 4)
+        );
+    }
+
+    #[test]
+    fn counts_blocks_read_and_inflated_and_skips_other_types() {
+        let mut stats = Stats::default();
+        let data = block(0, b'o', 6, &[0, 0]);
+        let got = parse_block(
+            &data,
+            0,
+            0,
+            0,
+            Some(BlockType::Ref),
+            &mut Vec::new(),
+            &mut stats,
+        );
+        assert!(got.unwrap().is_none());
+        assert_eq!(stats.blocks_read, 0);
+        parse_block(&data, 0, 0, 0, None, &mut Vec::new(), &mut stats).unwrap();
+        assert_eq!((stats.blocks_read, stats.blocks_inflated), (1, 0));
+        let content = [0u8, 0];
+        let log = block(0, b'g', 4 + content.len(), &zlib(&content));
+        parse_block(&log, 0, 0, 0, None, &mut Vec::new(), &mut stats).unwrap();
+        assert_eq!((stats.blocks_read, stats.blocks_inflated), (2, 1));
+    }
+
+    /// A log block bigger than one inflate step (64 KiB) inflates whole; the block's extent
+    /// is its header and compressed bytes.
+    #[test]
+    fn big_log_blocks_inflate_in_steps() {
+        let mut content: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        content.extend_from_slice(&[0, 0]);
+        let z = zlib(&content);
+        let mut data = block(0, b'g', 4 + content.len(), &z);
+        data.extend_from_slice(&[b'g', 1, 2, 3]);
+        let mut out = Vec::new();
+        let b = parse_block(&data, 0, 0, 0, None, &mut out, &mut Stats::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(&out[4..], &content[..]);
+        assert_eq!((b.compressed_len, b.full_size), (z.len(), 4 + z.len()));
+    }
+
+    #[test]
+    fn log_blocks_inflating_to_another_length_or_truncated() {
+        let content = [7u8; 100];
+        let z = zlib(&content);
+        let msg = |block_len: usize, stream: &[u8]| {
+            let e = parse(&block(0, b'g', block_len, stream), 0, 0).unwrap_err();
+            (e.kind(), e.offset(), e.message().to_string())
+        };
+        assert_eq!(
+            msg(4 + 50, &z),
+            (
+                ErrorKind::Format,
+                Some(1004),
+                "log block inflates to more than its block_len of 54 bytes".into()
+            )
+        );
+        assert_eq!(
+            msg(4 + 150, &z),
+            (
+                ErrorKind::Format,
+                Some(1004),
+                "log block inflates to 104 bytes, its block_len says 154".into()
+            )
+        );
+        assert_eq!(
+            msg(4 + 100, &z[..z.len() / 2]),
+            (
+                ErrorKind::Zlib,
+                Some(1004),
+                "log block: zlib stream is truncated".into()
+            )
+        );
+        // A claimed length of 16 MiB for a tiny stream allocates as it inflates, not up front.
+        let mut out = Vec::new();
+        let data = block(0, b'g', (16 << 20) - 1, &z);
+        assert!(parse_block(&data, 0, 0, 0, None, &mut out, &mut Stats::default()).is_err());
+        assert!(out.capacity() < 1 << 20, "{}", out.capacity());
+    }
+}
