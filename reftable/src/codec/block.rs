@@ -158,15 +158,13 @@ pub fn parse_block(
 /// exactly `expected` bytes. Returns the compressed bytes consumed. The output grows in
 /// chunks as inflation produces data, so a bogus `block_len` cannot make it allocate up front.
 fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> Result<usize> {
-    const CHUNK: usize = 64 * 1024;
     out.clear();
     out.extend_from_slice(prefix);
     let target = prefix.len() + expected;
     let mut z = Decompress::new(true);
     loop {
         let in_pos = z.total_in() as usize;
-        // One byte more than expected, to notice a stream that inflates to too much.
-        let step = (target + 1 - out.len()).min(CHUNK);
+        let step = inflate_step(target, out.len());
         let len = out.len();
         out.resize(len + step, 0);
         let before_out = z.total_out();
@@ -204,6 +202,13 @@ fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> R
             }
         }
     }
+}
+
+/// Output bytes one inflate call may produce: at most 64 KiB, and up to one byte more than
+/// expected (`target`), to notice a stream that inflates to too much.
+fn inflate_step(target: usize, have: usize) -> usize {
+    const CHUNK: usize = 64 * 1024;
+    (target + 1 - have).min(CHUNK)
 }
 
 /// A position in a block and the key decoded so far. The block's bytes are passed to each
