@@ -80,6 +80,23 @@ macro_rules! defect {
     }};
 }
 
+/// `planted!(Defect, correct, defective)`: the value `correct`, or with `--cfg
+/// reftable_test_hooks` and that defect planted, `defective` (which a normal build never
+/// compiles, so mutation testing finds no dead code to mutate in it).
+macro_rules! planted {
+    ($defect:ident, $correct:expr, $defective:expr) => {{
+        #[cfg(reftable_test_hooks)]
+        let v = if $crate::test_hooks::active($crate::test_hooks::Defect::$defect) {
+            $defective
+        } else {
+            $correct
+        };
+        #[cfg(not(reftable_test_hooks))]
+        let v = $correct;
+        v
+    }};
+}
+
 mod bytes;
 pub mod codec;
 mod error;

@@ -688,10 +688,8 @@ impl RefDb {
             p.plan(i, head_target.as_deref())?;
             i += 1;
         }
-        let mut ts = addition.next_update_index();
-        if defect!(WrongUpdateIndex) {
-            ts += 1;
-        }
+        let next = addition.next_update_index();
+        let ts = planted!(WrongUpdateIndex, next, next + 1);
         let max_message = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
         let (refs, logs) = p.records(ts, committer, log_refs, max_message)?;
         Ok(PreparedTransaction {
