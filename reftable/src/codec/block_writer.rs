@@ -166,7 +166,9 @@ impl BlockWriter {
                     .map_err(|e| Error::new(ErrorKind::Zlib, format!("deflate failed: {e}")))?;
                 match status {
                     Status::StreamEnd => break,
-                    _ => self.compressed.reserve(deflate_room(self.compressed.capacity())),
+                    _ => self
+                        .compressed
+                        .reserve(deflate_room(self.compressed.capacity())),
                 }
             }
             self.buf.truncate(skip);

@@ -611,6 +611,51 @@ mod tests {
         ObjectId::from_bytes(&[b; 20]).unwrap()
     }
 
+    #[test]
+    fn only_tombstones_are_deletions() {
+        let obj = ObjRecord {
+            hash_prefix: vec![1, 2],
+            offsets: vec![0],
+        };
+        let index = IndexRecord {
+            last_key: b"refs/heads/a".to_vec(),
+            offset: 4096,
+        };
+        assert!(!obj.is_deletion() && !index.is_deletion());
+        assert!(RefRecord::new("a", 1, RefValue::Deletion).is_deletion());
+        assert!(!RefRecord::new("a", 1, RefValue::Object(id(1))).is_deletion());
+    }
+
+    #[test]
+    fn key_headers_bounds() {
+        let mut enc = Vec::new();
+        encode_key(&mut enc, b"", b"refs/x", 1);
+        let h = decode_key_header(&enc).unwrap();
+        assert_eq!(
+            (h.prefix_len, h.suffix_start, h.suffix_len, h.value_type),
+            (0, 2, 6, 1)
+        );
+        assert!(!h.is_empty() && h.len() == 8);
+        assert!(KeyHeader {
+            prefix_len: 0,
+            suffix_start: 0,
+            suffix_len: 0,
+            value_type: 0
+        }
+        .is_empty());
+        // One byte short of the suffix.
+        assert_eq!(
+            decode_key_header(&enc[..enc.len() - 1]),
+            Err("key suffix extends past the end of the records")
+        );
+        // The largest prefix length a varint holds is a header (checked against the
+        // previous key later), not an overflow.
+        let mut big = Vec::new();
+        varint::put(&mut big, u64::MAX);
+        varint::put(&mut big, 0);
+        assert_eq!(decode_key_header(&big).unwrap().prefix_len, usize::MAX);
+    }
+
     fn roundtrip<R: Record + PartialEq>(rec: &R, ctx: &CodecContext) {
         let mut key = Vec::new();
         rec.write_key(&mut key);
