@@ -502,3 +502,114 @@ fn options_messages_and_reload() {
         .unwrap()
         .is_some());
 }
+
+/// Reads a caller relies on: tombstones and refs past a prefix are not live refs, the D/F
+/// check as a query, names earlier in a transaction that conflict, expiry counts, and
+/// reflog existence markers in a SHA-256 stack.
+#[test]
+fn live_refs_name_checks_and_expiry_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/a", id(1)),
+            RefUpdate::create("refs/heads/b", id(2)),
+            RefUpdate::create("refs/tags/t", id(3)),
+        ],
+    )
+    .unwrap();
+    tx(&mut d, &[RefUpdate::delete("refs/heads/a", None)]).unwrap();
+    let names = |r: Vec<reftable::RefRecord>| -> Vec<Vec<u8>> {
+        r.into_iter().map(|r| r.refname).collect()
+    };
+    assert_eq!(
+        names(live(&d)),
+        [b"refs/heads/b".to_vec(), b"refs/tags/t".to_vec()]
+    );
+    let heads: Vec<_> = d
+        .refs_with_prefix(b"refs/heads/")
+        .unwrap()
+        .collect::<reftable::Result<_>>()
+        .unwrap();
+    assert_eq!(names(heads), [b"refs/heads/b".to_vec()]);
+
+    assert_eq!(
+        kind(d.check_name_available(b"refs/heads/b/x")),
+        ErrorKind::NameConflict
+    );
+    assert_eq!(
+        kind(d.check_name_available(b"refs/heads")),
+        ErrorKind::NameConflict
+    );
+    d.check_name_available(b"refs/heads/a").unwrap();
+    d.check_name_available(b"refs/heads/c").unwrap();
+
+    // A D/F conflict between two new names, with other names sorting before them.
+    let e = tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/0", id(4)),
+            RefUpdate::create("refs/heads/n/x", id(4)),
+            RefUpdate::create("refs/heads/n", id(4)),
+        ],
+    );
+    assert_eq!(kind(e), ErrorKind::NameConflict);
+    // The shorter name first: it is the one refused, for the longer one queued after it.
+    let e = tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/0", id(4)),
+            RefUpdate::create("refs/heads/q", id(4)),
+            RefUpdate::create("refs/heads/q/x", id(4)),
+        ],
+    );
+    match refusal(e) {
+        reftable::Refusal::DirectoryConflict {
+            name,
+            existing,
+            in_transaction,
+        } => assert_eq!(
+            (name, existing, in_transaction),
+            (b"refs/heads/q".to_vec(), b"refs/heads/q/x".to_vec(), true)
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    for v in 1..=3 {
+        tx(
+            &mut d,
+            &[RefUpdate::update("refs/heads/b", id(v + 4), None)],
+        )
+        .unwrap();
+    }
+    let counts = d
+        .expire_reflog(
+            b"refs/heads/b",
+            &mut |l| {
+                l.update()
+                    .is_some_and(|u| u.new_id == id(5) || u.new_id == id(7))
+            },
+            false,
+            false,
+        )
+        .unwrap();
+    assert_eq!(counts.pruned + counts.kept, 4);
+    assert_eq!(counts.pruned, 2, "{counts:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = d.options().clone();
+    opts.stack.write.hash = reftable::HashId::Sha256;
+    let mut d = RefDb::open(dir.path(), opts).unwrap();
+    d.create_reflog(b"refs/custom/x").unwrap();
+    assert!(d.reflog_exists(b"refs/custom/x").unwrap());
+    let raw: Vec<reftable::LogRecord> = d
+        .stack()
+        .merged()
+        .logs()
+        .unwrap()
+        .collect::<reftable::Result<_>>()
+        .unwrap();
+    assert_eq!(raw.len(), 1);
+    assert_eq!(raw[0].update().unwrap().new_id.len(), 32);
+}
