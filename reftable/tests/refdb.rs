@@ -598,7 +598,7 @@ fn live_refs_name_checks_and_expiry_counts() {
     assert_eq!(counts.pruned, 2, "{counts:?}");
 
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = d.options().clone();
+    let mut opts = *d.options();
     opts.stack.write.hash = reftable::HashId::Sha256;
     let mut d = RefDb::open(dir.path(), opts).unwrap();
     d.create_reflog(b"refs/custom/x").unwrap();
@@ -612,4 +612,37 @@ fn live_refs_name_checks_and_expiry_counts() {
         .unwrap();
     assert_eq!(raw.len(), 1);
     assert_eq!(raw[0].update().unwrap().new_id.len(), 32);
+}
+
+/// A symref's new target and its expected old target must both be valid ref names.
+#[test]
+fn symref_targets_must_be_valid_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::symref_create("refs/s", "refs/heads/main")],
+    )
+    .unwrap();
+    let bad_new = RefUpdate::symref_create("refs/t", "refs/heads/a..b");
+    let bad_old = RefUpdate::symref_update(
+        "refs/s",
+        "refs/heads/main",
+        Expected::Symref(b"refs/heads/x..y".to_vec()),
+    );
+    for (u, target) in [
+        (bad_new, &b"refs/heads/a..b"[..]),
+        (bad_old, b"refs/heads/x..y"),
+    ] {
+        match refusal(tx(&mut d, &[u])) {
+            reftable::Refusal::BadName { name, why } => {
+                assert_eq!(
+                    (name.as_slice(), why),
+                    (target, "not a valid symref target")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
