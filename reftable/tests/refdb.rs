@@ -646,3 +646,79 @@ fn symref_targets_must_be_valid_names() {
         }
     }
 }
+
+/// A prepared transaction shows what it will write before it is committed; refusals carry
+/// what was expected and which object is missing; ids of the other hash are an API error.
+#[test]
+fn prepared_transactions_and_structured_refusals() {
+    use reftable::refdb::{LookupError, ObjectKind, ObjectLookup};
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    {
+        let p = d
+            .prepare(
+                &[
+                    RefUpdate::create("refs/heads/b", id(2)),
+                    RefUpdate::create("refs/heads/a", id(3)),
+                ],
+                &me(),
+                &AssumeCommits,
+            )
+            .unwrap();
+        assert_eq!(p.update_index(), 2);
+        let names: Vec<&[u8]> = p.refs().iter().map(|r| r.refname.as_slice()).collect();
+        assert_eq!(names, [&b"refs/heads/a"[..], b"refs/heads/b"]);
+        assert_eq!(p.logs().len(), 2);
+        assert!(!p.is_empty());
+    }
+    {
+        let checks_only = [RefUpdate::verify("refs/heads/main", Some(id(1)))];
+        let p = d.prepare(&checks_only, &me(), &AssumeCommits).unwrap();
+        assert!(p.is_empty());
+    }
+    // "Must not exist" on an existing ref.
+    match refusal(tx(
+        &mut d,
+        &[RefUpdate::update(
+            "refs/heads/main",
+            id(2),
+            Some(ObjectId::null(reftable::HashId::Sha1)),
+        )],
+    )) {
+        reftable::Refusal::OldValue {
+            expected, actual, ..
+        } => assert_eq!(
+            (expected, actual),
+            (
+                reftable::RefState::Absent,
+                reftable::RefState::Object(id(1))
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
+    struct Nothing;
+    impl ObjectLookup for Nothing {
+        fn lookup(&self, _: &ObjectId) -> Result<ObjectKind, LookupError> {
+            Ok(ObjectKind::Missing)
+        }
+    }
+    match refusal(d.transaction(&[RefUpdate::create("refs/heads/n", id(9))], &me(), &Nothing)) {
+        reftable::Refusal::MissingObject { name, id: missing } => {
+            assert_eq!((name, missing), (b"refs/heads/n".to_vec(), id(9)))
+        }
+        other => panic!("{other:?}"),
+    }
+    let long = ObjectId::from_bytes(&[7; 32]).unwrap();
+    assert_eq!(
+        kind(tx(&mut d, &[RefUpdate::create("refs/heads/l", long)])),
+        ErrorKind::Api
+    );
+    assert_eq!(
+        kind(tx(
+            &mut d,
+            &[RefUpdate::update("refs/heads/main", id(2), Some(long))]
+        )),
+        ErrorKind::Api
+    );
+}
