@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Per-file mutation testing summary from ci/mutants.sh output directories.
 
-Reads each DIR's stage1 and stage2 `mutants.out` (outcomes.json, and previously_caught.txt
-when the run was resumed with ITERATE=1). A mutant counts as caught when stage 1 (library
-tests) or stage 2 (plus the conformance tests) caught it, missed when both missed it,
-unviable or timeout as the last run that tried it says. Mutants that ci/mutants-equivalent.txt
+Reads each DIR's stage1 and stage2 `mutants.out` (outcomes.json); a DIR may also be a
+`mutants.out` directory itself (an earlier run's copy). Later DIRs override earlier ones, so
+an interrupted run resumed with ITERATE=1 is summarized by giving the copies of the earlier
+runs' mutants.out first. A mutant counts as caught when stage 1 (library tests) or stage 2
+(plus the conformance tests) caught it, missed when both missed it, unviable or timeout as
+the last run that tried it says. With a full list (DIR/all-mutants.txt), only mutants of
+the current code are counted. Mutants that ci/mutants-equivalent.txt
 excludes are counted per file from DIR/all-mutants.txt (the full list) and listed with the
 reason they cannot be caught.
 
@@ -43,12 +46,8 @@ def equivalents():
 def outcomes(stage):
     """Mutant name -> kind for one stage directory (empty if it did not run)."""
     got = {}
-    prev = os.path.join(stage, "mutants.out", "previously_caught.txt")
-    if os.path.exists(prev):
-        for line in open(prev):
-            if line.strip():
-                got[line.strip()] = "caught"
-    path = os.path.join(stage, "mutants.out", "outcomes.json")
+    out = stage if os.path.exists(os.path.join(stage, "outcomes.json")) else os.path.join(stage, "mutants.out")
+    path = os.path.join(out, "outcomes.json")
     if os.path.exists(path):
         for o in json.load(open(path))["outcomes"]:
             scenario = o.get("scenario")
@@ -64,7 +63,8 @@ def main(dirs):
     walls = []
     listed = set()
     for d in dirs:
-        for m, kind in outcomes(os.path.join(d, "stage1")).items():
+        stage1 = d if os.path.exists(os.path.join(d, "outcomes.json")) else os.path.join(d, "stage1")
+        for m, kind in outcomes(stage1).items():
             outcome[m] = kind
         for m, kind in outcomes(os.path.join(d, "stage2")).items():
             if kind == "caught" and outcome.get(m) == "missed":
@@ -75,6 +75,8 @@ def main(dirs):
         a = os.path.join(d, "all-mutants.txt")
         if os.path.exists(a):
             listed.update(l.strip() for l in open(a) if l.strip())
+    if listed:
+        outcome = {m: k for m, k in outcome.items() if m in listed}
     eq = equivalents()
     equivalent = {}
     for m in sorted(listed):

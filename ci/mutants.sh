@@ -77,7 +77,8 @@ start=$(date +%s)
 cargo mutants "${ARGS[@]}" ${SHARD:+--shard "$SHARD"} ${ITERATE:+--iterate} --test-package reftable \
   --output "$OUT/stage1" -- --lib --tests || { rc=$?; [[ $rc -eq 2 || $rc -eq 3 ]]; }
 missed="$OUT/stage1/mutants.out/missed.txt"
-if [[ -s "$missed" ]]; then
+# STAGE1_ONLY=1 stops after stage 1 (to kill survivors with new tests first).
+if [[ -s "$missed" && -z "${STAGE1_ONLY:-}" ]]; then
   # Stage 2: only the survivors, with the conformance crate's tests as well.
   re=$(sed 's/[][\\.^$*+?(){}|]/\\&/g; s/^/^/; s/$/$/' "$missed" | paste -sd'|')
   cargo mutants "${ARGS[@]}" --baseline skip --test-package reftable --test-package conformance \
