@@ -659,6 +659,8 @@ mod tests {
         assert_eq!(s.records_decoded, 4);
         // 4 pushes, 3 winners popped, 1 shadowed "b" popped.
         assert_eq!(s.heap_operations, 8);
+        // The merge's peeks and the tables' own comparisons, exactly.
+        assert_eq!(s.key_comparisons, 8);
         drop(it);
         let left = m.stats();
         assert_eq!(left.records_decoded, 4);
