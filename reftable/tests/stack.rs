@@ -563,3 +563,83 @@ fn reloads_open_only_new_tables_and_compare_names() {
     std::fs::rename(&tmp, &list).unwrap();
     assert!(st.is_up_to_date().unwrap());
 }
+
+/// A `tables.list` that is not a regular file is an error, not an empty stack.
+#[test]
+fn a_tables_list_that_is_a_directory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tables.list")).unwrap();
+    let e = Stack::open(dir.path(), no_auto()).unwrap_err();
+    assert!(e.message().contains("not a regular file"), "{e}");
+}
+
+/// Counters never go back: a table compacted away by another writer keeps its counts in
+/// the stack that read it.
+#[test]
+fn counters_survive_a_concurrent_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for (i, name) in ["refs/heads/a", "refs/heads/b", "refs/heads/c"]
+        .iter()
+        .enumerate()
+    {
+        add_ref(&mut st, name, Some(i as u8 + 1)).unwrap();
+    }
+    let mut it = st.merged().refs().unwrap();
+    while it.next_record().unwrap().is_some() {}
+    drop(it);
+    let read = st.stats().records_decoded;
+    assert_eq!(read, 3);
+    let mut other = Stack::open(dir.path(), no_auto()).unwrap();
+    other.compact_all(None).unwrap();
+    st.reload().unwrap();
+    assert_eq!(st.tables().len(), 1);
+    assert_eq!(st.stats().records_decoded, read);
+}
+
+/// A log record that fits a block but compresses to more than one fails the addition
+/// when the table is finished; nothing is added.
+#[test]
+fn a_table_that_cannot_be_finished_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StackOptions {
+        write: WriteOptions {
+            block_size: 1024,
+            exact_log_message: true,
+            ..WriteOptions::default()
+        },
+        ..no_auto()
+    };
+    let mut st = Stack::open(dir.path(), opts).unwrap();
+    let mut x = 7u64;
+    let noise: Vec<u8> = (0..900)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    let mut rec = log("refs/heads/a", 1, 0, "");
+    if let LogValue::Update(u) = &mut rec.value {
+        u.message = noise;
+    }
+    let mut found = None;
+    for extra in 0..120 {
+        if let LogValue::Update(u) = &mut rec.value {
+            u.message.push(b'x' ^ extra as u8);
+        }
+        let r = rec.clone();
+        let res = st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            let mut r = r;
+            r.update_index = ui;
+            w.add_log(&r)
+        });
+        if let Err(e) = res {
+            found = Some((e.kind(), e.message().contains("compresses")));
+            break;
+        }
+    }
+    assert_eq!(found, Some((ErrorKind::EntryTooBig, true)));
+}
