@@ -612,17 +612,24 @@ fn a_table_that_cannot_be_finished_is_an_error() {
     };
     let mut st = Stack::open(dir.path(), opts).unwrap();
     let mut x = 7u64;
-    let noise: Vec<u8> = (0..900)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect();
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    };
+    // Nothing in the record zlib could shrink: random ids and message, no name or email.
     let mut rec = log("refs/heads/a", 1, 0, "");
     if let LogValue::Update(u) = &mut rec.value {
-        u.message = noise;
+        u.old_id = ObjectId::from_bytes(&noise(20)).unwrap();
+        u.new_id = ObjectId::from_bytes(&noise(20)).unwrap();
+        u.name.clear();
+        u.email.clear();
+        u.message = noise(850);
     }
     let mut found = None;
     for extra in 0..120 {
