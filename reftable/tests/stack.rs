@@ -650,3 +650,104 @@ fn a_table_that_cannot_be_finished_is_an_error() {
     }
     assert_eq!(found, Some((ErrorKind::EntryTooBig, true)));
 }
+
+/// compact_range: empty and out-of-range requests do nothing (not even an attempt); a
+/// compaction counts one attempt, the bytes it read and the entries it wrote; best effort
+/// settles for the newer tables only when at least two remain.
+#[test]
+fn compact_range_bounds_counters_and_best_effort() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 0..4 {
+        add_ref(&mut st, &format!("refs/heads/r{i}"), Some(1)).unwrap();
+    }
+    for (first, last) in [(1, 0), (2, 2), (0, 4)] {
+        st.compact_range(first, last, None, false).unwrap();
+        assert_eq!(st.tables().len(), 4, "{first}..={last}");
+    }
+    assert_eq!(st.compaction_stats().attempts, 0);
+    let sizes: u64 = st.tables()[2..].iter().map(|t| t.info().size).sum();
+    st.compact_range(2, 3, None, false).unwrap();
+    assert_eq!(st.tables().len(), 3);
+    let c = st.compaction_stats();
+    assert_eq!((c.attempts, c.bytes, c.entries_written), (1, sizes, 2));
+
+    // The newest table locked: nothing newer to settle for.
+    let newest = dir.path().join(format!("{}.lock", st.table_names()[2]));
+    std::fs::write(&newest, "").unwrap();
+    assert_eq!(
+        st.compact_range(0, 2, None, true).unwrap_err().kind(),
+        ErrorKind::Lock
+    );
+    std::fs::remove_file(&newest).unwrap();
+    // The oldest locked: the two newer ones are compacted.
+    let oldest = dir.path().join(format!("{}.lock", st.table_names()[0]));
+    std::fs::write(&oldest, "").unwrap();
+    st.compact_range(0, 2, None, true).unwrap();
+    assert_eq!(st.tables().len(), 2);
+}
+
+/// Expiry in compaction keeps an entry written exactly at the cutoff (git's `reflog expire
+/// --expire=<t>` drops only older ones) and one exactly at the minimum update index.
+#[test]
+fn compaction_expiry_keeps_entries_at_the_cutoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for (i, time) in [(1u64, 100u64), (2, 200), (3, 300)] {
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_log(&log("refs/heads/m", ui, time, &format!("m{i}\n")))
+        })
+        .unwrap();
+    }
+    let times = |st: &Stack| -> Vec<u64> {
+        st.merged()
+            .logs()
+            .unwrap()
+            .map(|l| l.unwrap().update().unwrap().time)
+            .collect()
+    };
+    st.compact_all(Some(&LogExpiry {
+        time: 200,
+        min_update_index: 0,
+    }))
+    .unwrap();
+    assert_eq!(times(&st), [300, 200]);
+    st.compact_all(Some(&LogExpiry {
+        time: 0,
+        min_update_index: 3,
+    }))
+    .unwrap();
+    assert_eq!(times(&st), [300]);
+}
+
+/// Auto-compaction compares table sizes less the header and footer (minus one), as git
+/// does: an older table one byte short of twice the newer one (so counted) is merged, one
+/// exactly twice as big is not.
+#[test]
+fn auto_compaction_discounts_header_and_footer_like_git() {
+    let overhead = 24 + 68 - 1;
+    let (mut merged, mut kept) = (false, false);
+    for len in 1..120 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+        add_ref(&mut st, &format!("refs/heads/{}", "x".repeat(len)), Some(1)).unwrap();
+        add_ref(&mut st, "refs/heads/y", Some(2)).unwrap();
+        let s: Vec<u64> = st
+            .tables()
+            .iter()
+            .map(|t| t.info().size - overhead)
+            .collect();
+        if s[0] + 1 == 2 * s[1] || s[0] == 2 * s[1] {
+            st.auto_compact().unwrap();
+            if s[0] + 1 == 2 * s[1] {
+                assert_eq!(st.tables().len(), 1, "{s:?}");
+                merged = true;
+            } else {
+                assert_eq!(st.tables().len(), 2, "{s:?}");
+                kept = true;
+            }
+        }
+    }
+    assert!(merged && kept);
+}
