@@ -75,6 +75,15 @@ pub struct LogExpiry {
     pub min_update_index: u64,
 }
 
+impl LogExpiry {
+    /// Whether compaction drops `l`: older than `time`, or below `min_update_index`.
+    fn drops(&self, l: &LogRecord) -> bool {
+        let time = l.update().map_or(0, |u| u.time);
+        (self.min_update_index > 0 && l.update_index < self.min_update_index)
+            || (self.time > 0 && time < self.time)
+    }
+}
+
 /// Counters of compaction work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CompactionStats {
@@ -524,13 +533,8 @@ impl Stack {
                 if drop_tombstones && l.is_deletion() {
                     continue;
                 }
-                if let Some(x) = expiry {
-                    let time = l.update().map_or(0, |u| u.time);
-                    if (x.min_update_index > 0 && l.update_index < x.min_update_index)
-                        || (x.time > 0 && time < x.time)
-                    {
-                        continue;
-                    }
+                if expiry.is_some_and(|x| x.drops(l)) {
+                    continue;
                 }
                 w.add_log(l)?;
                 entries += 1;

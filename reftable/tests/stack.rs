@@ -751,3 +751,28 @@ fn auto_compaction_discounts_header_and_footer_like_git() {
     }
     assert!(merged && kept);
 }
+
+/// With an expiry, even a single table is compacted (to drop its expired entries).
+#[test]
+fn a_single_table_is_compacted_for_expiry() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_log(&log("refs/heads/m", ui, 100, "old\n"))?;
+        w.add_log(&log("refs/heads/n", ui, 300, "new\n"))
+    })
+    .unwrap();
+    let expiry = LogExpiry {
+        time: 200,
+        min_update_index: 0,
+    };
+    st.compact_range(0, 0, Some(&expiry), false).unwrap();
+    let names: Vec<Vec<u8>> = st
+        .merged()
+        .logs()
+        .unwrap()
+        .map(|l| l.unwrap().refname)
+        .collect();
+    assert_eq!(names, [b"refs/heads/n".to_vec()]);
+}
