@@ -398,6 +398,41 @@ mod tests {
         assert!(e.message().contains("not a regular file"), "{e}");
     }
 
+    /// A directory without `tables.list` is an empty stack of the hash given; a stack's
+    /// names, tables and hash are what its list and tables say.
+    #[test]
+    fn readers_report_names_tables_and_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = StackReader::open(dir.path(), Some(HashId::Sha256)).unwrap();
+        assert!(empty.tables().is_empty() && empty.table_names().is_empty());
+        assert_eq!(empty.hash(), HashId::Sha256);
+
+        let opts = crate::WriteOptions {
+            hash: HashId::Sha256,
+            ..crate::WriteOptions::default()
+        };
+        let mut w = crate::Writer::new(Vec::new(), opts);
+        w.set_limits(1, 1).unwrap();
+        let id = crate::ObjectId::from_bytes(&[1; 32]).unwrap();
+        w.add_ref(&crate::RefRecord::new(
+            "refs/heads/a",
+            1,
+            crate::RefValue::Object(id),
+        ))
+        .unwrap();
+        let bytes = w.finish().unwrap();
+        let name = "0x000000000001-0x000000000001-00000001.ref";
+        let r = StackReader::from_memory(
+            format!("{name}\n").as_bytes(),
+            |n| (n == name).then(|| bytes.clone()),
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.table_names(), [name]);
+        assert_eq!(r.tables().len(), 1);
+        assert_eq!(r.hash(), HashId::Sha256);
+    }
+
     #[test]
     fn special_files_are_never_read() {
         let dir = tempfile::tempdir().unwrap();
