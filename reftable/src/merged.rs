@@ -236,8 +236,9 @@ impl PartialOrd for HeapItem {
 /// An iterator over a [`MergedTable`] in key order, newest record per key.
 #[derive(Debug)]
 pub struct MergedIter<R: Record> {
+    /// The table iterators; each one's current record is its entry in the queue (not
+    /// copied: a reflog entry can be 16 MiB).
     iters: Vec<TableIter<R>>,
-    current: Vec<R>,
     heap: BinaryHeap<HeapItem>,
     spare_keys: Vec<Vec<u8>>,
     /// The table whose record was returned last; advanced on the next call.
@@ -269,7 +270,6 @@ impl<R: Record> MergedIter<R> {
         let n = iters.len();
         let mut it = MergedIter {
             iters,
-            current: vec![R::default(); n],
             heap: BinaryHeap::with_capacity(n),
             spare_keys: Vec::new(),
             advance: None,
@@ -310,7 +310,6 @@ impl<R: Record> MergedIter<R> {
         }
         {
             let r = self.iters[i].current();
-            self.current[i].clone_from(r);
             let mut key = self.spare_keys.pop().unwrap_or_default();
             r.write_key(&mut key);
             self.stats.heap_operations += 1;
@@ -330,7 +329,7 @@ impl<R: Record> MergedIter<R> {
 
     /// The record the last [`MergedIter::next_record`] returned, if it returned one.
     pub(crate) fn last_returned(&self) -> Option<&R> {
-        self.advance.map(|i| &self.current[i])
+        self.advance.map(|i| self.iters[i].current())
     }
 
     /// The next record, borrowed until the next call. After an error the iterator ends.
@@ -339,7 +338,7 @@ impl<R: Record> MergedIter<R> {
             return Ok(None);
         }
         match self.step() {
-            Ok(Some(i)) => Ok(Some(&self.current[i])),
+            Ok(Some(i)) => Ok(Some(self.iters[i].current())),
             Ok(None) => Ok(None),
             Err(e) => {
                 self.failed = true;
@@ -357,7 +356,7 @@ impl<R: Record> MergedIter<R> {
                 return Ok(None);
             };
             self.stats.heap_operations += 1;
-            if defect!(TombstoneIgnored) && self.current[top.index].is_deletion() {
+            if defect!(TombstoneIgnored) && self.iters[top.index].current().is_deletion() {
                 // Planted bug: skip the tombstone without shadowing older records.
                 self.spare_keys.push(top.key);
                 self.fill(top.index)?;
@@ -375,7 +374,7 @@ impl<R: Record> MergedIter<R> {
                 self.fill(shadowed.index)?;
             }
             self.spare_keys.push(top.key);
-            if self.suppress_deletions && self.current[top.index].is_deletion() {
+            if self.suppress_deletions && self.iters[top.index].current().is_deletion() {
                 self.fill(top.index)?;
                 continue;
             }
