@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use reftable::HashId;
 
@@ -42,7 +43,48 @@ fn parse_table_name(name: &str) -> Option<(u64, u64)> {
     Some((num(a)?, num(b)?))
 }
 
+/// Lock and temporary files younger than this belong to a writer at work, and a table not
+/// in `tables.list` may be one a compaction is about to list or has just replaced; older
+/// ones are reported (and are what `reftable clean-stale` removes).
+const WRITER_AGE: Duration = Duration::from_secs(600);
+
+/// How long a check of a stack that keeps changing is tried again (git's readers retry
+/// for 3 seconds).
+const RETRY_FOR: Duration = Duration::from_secs(3);
+
+/// Check a stack and its tables. A check that finds problems while `tables.list` changed
+/// under it (a writer committed or compacted meanwhile) is done again, so a live
+/// repository is not reported as damaged.
 pub(super) fn check_stack(
+    dir: &Path,
+    gitdir: Option<&Path>,
+    out: &mut impl Write,
+) -> Result<(usize, usize), CliError> {
+    let list = dir.join("tables.list");
+    let deadline = Instant::now() + RETRY_FOR;
+    loop {
+        let before = std::fs::read(&list).ok();
+        let mut buf = Vec::new();
+        let (problems, checked) = check_stack_once(dir, gitdir, &mut buf)?;
+        let changed = std::fs::read(&list).ok() != before;
+        if problems == 0 || !changed || Instant::now() > deadline {
+            out.write_all(&buf)?;
+            return Ok((problems, checked));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `path` belongs to a writer at work: younger than [`WRITER_AGE`], or gone
+/// already (the writer finished while we looked).
+fn young(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path).and_then(|m| m.modified()) {
+        Ok(t) => t.elapsed().is_ok_and(|age| age < WRITER_AGE),
+        Err(_) => true,
+    }
+}
+
+fn check_stack_once(
     dir: &Path,
     gitdir: Option<&Path>,
     out: &mut impl Write,
@@ -196,6 +238,12 @@ pub(super) fn check_stack(
     for e in entries {
         let e = e.map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
         let n = e.file_name().to_string_lossy().into_owned();
+        let writer_file = n.ends_with(".lock")
+            || n.contains(".temp.")
+            || (n.ends_with(".ref") && !listed.contains(&n));
+        if writer_file && young(&e.path()) {
+            continue;
+        }
         if n.ends_with(".lock") {
             stray.push((
                 n,
