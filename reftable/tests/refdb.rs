@@ -722,3 +722,24 @@ fn prepared_transactions_and_structured_refusals() {
         ErrorKind::Api
     );
 }
+
+/// Expecting a symref where the ref holds an object is an old-value refusal that says both.
+#[test]
+fn expecting_a_symref_on_a_plain_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    let u = RefUpdate::symref_verify("refs/heads/main", Some(&b"refs/heads/x"[..]));
+    match refusal(tx(&mut d, &[u])) {
+        reftable::Refusal::OldValue {
+            expected, actual, ..
+        } => assert_eq!(
+            (expected, actual),
+            (
+                reftable::RefState::Symref(b"refs/heads/x".to_vec()),
+                reftable::RefState::Object(id(1))
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
+}
