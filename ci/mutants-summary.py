@@ -114,6 +114,10 @@ def main(dirs):
           "excluded by ci/mutants-equivalent.txt.")
     for w in walls:
         print(f"- {w}")
+    if listed:
+        untried = len(listed) - len(outcome) - len(equivalent)
+        print(f"- mutants in the current code: {len(listed)}; with a result: {len(outcome)}; "
+              f"equivalent: {len(equivalent)}; without a result: {untried}")
     if equivalent:
         print()
         print("Equivalent mutants (no test can tell them from the original):")

@@ -35,8 +35,8 @@ fail=0
     for cmd in refs logs "dump" "dump --blocks" stat verify; do
       [[ "$c" == valid-refs && "$cmd" != verify && "$cmd" != refs ]] && continue
       # shellcheck disable=SC2086
-      out=$( { /usr/bin/time -f "%x %e %M" timeout 600 "$BIN" $cmd "$DIR/$c/"* >/dev/null 2>/dev/null; } 2>&1 | tail -1) || true
-      read -r rc secs kib <<<"$out"
+      /usr/bin/time -f "%x %e %M" -o "$DIR/time.txt" timeout 600 "$BIN" $cmd "$DIR/$c/"* >/dev/null 2>&1 || true
+      read -r rc secs kib < <(tail -1 "$DIR/time.txt")
       mib=$(( kib / 1024 ))
       bound="-"
       if [[ "$c" == valid-refs && "$cmd" == verify ]]; then

@@ -743,3 +743,34 @@ fn expecting_a_symref_on_a_plain_ref() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Reflog messages end in one newline, and are cut to half the block size as git cuts them.
+#[test]
+fn reflog_messages_newline_and_length() {
+    assert!(RefUpdate::delete("refs/heads/x", None).deletes());
+    assert!(!RefUpdate::create("refs/heads/x", id(1)).deletes());
+    assert!(!RefUpdate::verify("refs/heads/x", None).deletes());
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = *db(dir.path(), false).options();
+    opts.stack.write.block_size = 1024;
+    let mut d = RefDb::open(dir.path(), opts).unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::create("refs/heads/a", id(1)).message("plain")],
+    )
+    .unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::create("refs/heads/b", id(1)).message("ends\n")],
+    )
+    .unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::create("refs/heads/c", id(1)).message("m".repeat(1000))],
+    )
+    .unwrap();
+    let msg = |name: &[u8]| log(&d, name)[0].update().unwrap().message.clone();
+    assert_eq!(msg(b"refs/heads/a"), b"plain\n");
+    assert_eq!(msg(b"refs/heads/b"), b"ends\n");
+    assert_eq!(msg(b"refs/heads/c").len(), 512 + 1);
+}
