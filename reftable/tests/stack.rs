@@ -611,17 +611,8 @@ fn a_table_that_cannot_be_finished_is_an_error() {
         ..no_auto()
     };
     let mut st = Stack::open(dir.path(), opts).unwrap();
-    let mut x = 7u64;
-    let mut noise = |n: usize| -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect()
-    };
+    let mut x = reftable_testkit::tables::Noise::new(7);
+    let mut noise = |n: usize| x.bytes(n);
     // Nothing in the record zlib could shrink: random ids and message, no name or email.
     let mut rec = log("refs/heads/a", 1, 0, "");
     if let LogValue::Update(u) = &mut rec.value {

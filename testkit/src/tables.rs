@@ -99,3 +99,32 @@ pub fn empty_table() -> Vec<u8> {
     fix_crc(&mut t);
     t
 }
+
+/// Bytes zlib cannot shrink (xorshift64), for tests that need a block to compress to more
+/// than its contents.
+///
+/// ```
+/// let mut noise = reftable_testkit::tables::Noise::new(7);
+/// assert_ne!(noise.bytes(8), noise.bytes(8));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Noise(u64);
+
+impl Noise {
+    /// A generator from `seed` (not 0).
+    pub fn new(seed: u64) -> Noise {
+        Noise(seed.max(1))
+    }
+
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                (self.0 >> 24) as u8
+            })
+            .collect()
+    }
+}

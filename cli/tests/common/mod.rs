@@ -146,17 +146,8 @@ pub fn unreadable_by_git() -> Vec<u8> {
     };
     let mut w = BlockWriter::new(4096, 16);
     w.reset(BlockType::Log, 24);
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut noise = |n: usize| -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect()
-    };
+    let mut x = reftable_testkit::tables::Noise::new(0x9e37_79b9_7f4a_7c15);
+    let mut noise = |n: usize| x.bytes(n);
     // Fill the block to within a byte or two with incompressible records (the longest message
     // that fits, then the next record until not even an empty message fits), so that zlib
     // stores the data and the stream is 11 bytes longer than the block's contents.
