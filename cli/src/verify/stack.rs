@@ -43,11 +43,6 @@ fn parse_table_name(name: &str) -> Option<(u64, u64)> {
     Some((num(a)?, num(b)?))
 }
 
-/// Lock and temporary files younger than this belong to a writer at work, and a table not
-/// in `tables.list` may be one a compaction is about to list or has just replaced; older
-/// ones are reported (and are what `reftable clean-stale` removes).
-const WRITER_AGE: Duration = Duration::from_secs(600);
-
 /// How long a check of a stack that keeps changing is tried again (git's readers retry
 /// for 3 seconds).
 const RETRY_FOR: Duration = Duration::from_secs(3);
@@ -75,11 +70,14 @@ pub(super) fn check_stack(
     }
 }
 
-/// Whether `path` belongs to a writer at work: younger than [`WRITER_AGE`], or gone
-/// already (the writer finished while we looked).
+/// Whether `path` belongs to a writer at work: younger than the age after which
+/// `reftable clean-stale` takes such a file for a leftover, or gone already (the writer
+/// finished while we looked). A table not in `tables.list` may be one a compaction is about
+/// to list or has just replaced.
 fn young(path: &Path) -> bool {
+    let writer_age = reftable::stale::StaleOptions::default().min_age;
     match std::fs::symlink_metadata(path).and_then(|m| m.modified()) {
-        Ok(t) => t.elapsed().is_ok_and(|age| age < WRITER_AGE),
+        Ok(t) => t.elapsed().is_ok_and(|age| age < writer_age),
         Err(_) => true,
     }
 }
@@ -238,24 +236,17 @@ fn check_stack_once(
     for e in entries {
         let e = e.map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
         let n = e.file_name().to_string_lossy().into_owned();
-        let writer_file = n.ends_with(".lock")
-            || n.contains(".temp.")
-            || (n.ends_with(".ref") && !listed.contains(&n));
-        if writer_file && young(&e.path()) {
-            continue;
-        }
-        if n.ends_with(".lock") {
-            stray.push((
-                n,
-                "leftover lock file (a writer crashed, or is running now)",
-            ));
+        let what = if n.ends_with(".lock") {
+            "leftover lock file (a writer crashed, or is running now)"
         } else if n.contains(".temp.") {
-            stray.push((
-                n,
-                "leftover temporary table (a writer crashed, or is running now)",
-            ));
+            "leftover temporary table (a writer crashed, or is running now)"
         } else if n.ends_with(".ref") && !listed.contains(&n) {
-            stray.push((n, "stray table not listed in tables.list"));
+            "stray table not listed in tables.list"
+        } else {
+            continue;
+        };
+        if !young(&e.path()) {
+            stray.push((n, what));
         }
     }
     stray.sort();
