@@ -259,9 +259,9 @@ fn section_offsets_past_the_table() {
     read_all(b).unwrap();
 }
 
-#[test]
-fn index_cycles_are_rejected() {
-    // A table with a ref index; point the root's entries at the root itself.
+/// 100 refs in 256-byte blocks: a table with a ref index. Its bytes and the offset of the
+/// index root.
+fn indexed_table() -> (Vec<u8>, usize) {
     let mut w = Writer::new(
         Vec::new(),
         WriteOptions {
@@ -278,8 +278,14 @@ fn index_cycles_are_rejected() {
         ))
         .unwrap();
     }
-    let (mut b, stats) = w.finish_with_stats().unwrap();
-    let root = stats.refs.index_offset as usize;
+    let (b, stats) = w.finish_with_stats().unwrap();
+    (b, stats.refs.index_offset as usize)
+}
+
+#[test]
+fn index_cycles_are_rejected() {
+    // A table with a ref index; point the root's entries at the root itself.
+    let (mut b, root) = indexed_table();
     assert!(root > 0);
     // The root's first record: prefix 0, suffix len/type, key, then the offset varint.
     let suffix_len = (b[root + 5] >> 3) as usize;
@@ -436,24 +442,7 @@ fn records_above_the_tables_max_update_index_are_corrupt() {
 /// print a ref that is not there and drop real ones).
 #[test]
 fn full_scans_do_not_trust_the_index() {
-    let mut w = Writer::new(
-        Vec::new(),
-        WriteOptions {
-            block_size: 256,
-            ..Default::default()
-        },
-    );
-    w.set_limits(1, 1).unwrap();
-    for i in 0..100 {
-        w.add_ref(&RefRecord::new(
-            format!("refs/heads/b{i:03}"),
-            1,
-            RefValue::Object(oid(1)),
-        ))
-        .unwrap();
-    }
-    let (mut b, stats) = w.finish_with_stats().unwrap();
-    let root = stats.refs.index_offset as usize;
+    let (mut b, root) = indexed_table();
     // Point the root's first entry into the middle of the first block.
     let suffix_len = (b[root + 5] >> 3) as usize;
     let off_at = root + 6 + suffix_len;
