@@ -304,29 +304,12 @@ impl Executor<'_> {
         self.result
     }
 
-    /// The reflogs `log -g` is compared on: HEAD and refs with a direct value. (For other
-    /// symrefs `log -g` picks a reflog by its DWIM rules; those are left to the byte and
-    /// reader checks.)
+    /// The reflogs `log -g` is compared on (see [`walkable_reflogs`]).
     fn reflog_names<'s>(&self, ours: &'s Snapshot) -> Vec<&'s String> {
         let pool = &self.env.pool(self.hash).pool;
-        let all_commits = |n: &String| {
-            ours.logs[n]
-                .iter()
-                .all(|e| ObjectId::from_hex(&e.new).is_some_and(|id| pool.commits.contains(&id)))
-        };
-        ours.logs
-            .keys()
-            // HEAD when detached or on a branch (`log -g HEAD` shows nothing when HEAD points
-            // elsewhere, e.g. into refs/notes/), and refs with a direct value.
-            .filter(|n| match ours.refs.get(*n) {
-                Some(SValue::Oid(..)) => true,
-                Some(SValue::Symref(t)) => *n == "HEAD" && t.starts_with("refs/heads/"),
-                None => false,
-            })
-            .filter(|n| all_commits(n))
-            // An empty reflog (existence marker only) makes `log -g` fall back to DWIM rules.
-            .filter(|n| !ours.logs[*n].is_empty())
-            .collect()
+        walkable_reflogs(ours, |hex| {
+            ObjectId::from_hex(hex).is_some_and(|id| pool.commits.contains(&id))
+        })
     }
 
     /// `log -g` of the candidate reflogs, for the names git can walk: one process for all of
@@ -441,6 +424,34 @@ impl Executor<'_> {
     }
 }
 
+/// The reflogs `log -g` is compared on: HEAD and refs with a direct value whose every entry
+/// and whose current value are commits. (For other symrefs `log -g` picks a reflog by its
+/// DWIM rules; those are left to the byte and reader checks.)
+pub fn walkable_reflogs<'s>(
+    ours: &'s Snapshot,
+    is_commit: impl Fn(&str) -> bool,
+) -> Vec<&'s String> {
+    ours.logs
+        .iter()
+        // HEAD when detached or on a branch (`log -g HEAD` shows nothing when HEAD points
+        // elsewhere, e.g. into refs/notes/), and refs with a direct value.
+        .filter(|(n, _)| match ours.refs.get(*n) {
+            Some(SValue::Oid(..)) => true,
+            Some(SValue::Symref(t)) => *n == "HEAD" && t.starts_with("refs/heads/"),
+            None => false,
+        })
+        .filter(|(_, log)| log.iter().all(|e| is_commit(&e.new)))
+        // `log -g NAME` walks NAME's reflog only when NAME now resolves to a commit: a name
+        // that resolves to a tag becomes a plain pending object and shows no reflog
+        // (revision.c `add_pending_object_with_path`, `obj->type == OBJ_COMMIT`). HEAD on a
+        // branch that is a symref to a ref holding a tag is such a name.
+        .filter(|(n, _)| resolve(ours, n).is_some_and(|(id, _)| is_commit(&id)))
+        // An empty reflog (existence marker only) makes `log -g` fall back to DWIM rules.
+        .filter(|(_, log)| !log.is_empty())
+        .map(|(n, _)| n)
+        .collect()
+}
+
 /// Resolve symref `name` in `s` as git does: at most [`SYMREF_READS`] reads; returns the
 /// object id and the last ref of the chain.
 pub fn resolve(s: &Snapshot, name: &str) -> Option<(String, String)> {
@@ -457,6 +468,7 @@ pub fn resolve(s: &Snapshot, name: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::SLog;
 
     fn snap(refs: &[(&str, &str)]) -> Snapshot {
         let mut s = Snapshot::default();
@@ -489,6 +501,38 @@ mod tests {
             Some(("1111".into(), "direct".into()))
         );
         assert_eq!(resolve(&s, "missing"), None);
+    }
+
+    /// `log -g HEAD` shows nothing when HEAD resolves, through a branch that is a symref,
+    /// to a tag, even though every entry of HEAD's reflog is a commit (seed 1, case 149 of
+    /// 500 against git 2.47.3).
+    #[test]
+    fn reflog_of_a_name_resolving_to_a_tag_is_not_walked() {
+        let mut s = snap(&[
+            ("HEAD", "ref:refs/heads/main"),
+            ("refs/heads/main", "ref:ORIG_HEAD"),
+            ("ORIG_HEAD", "7a9"),
+            ("refs/heads/b", "c0"),
+        ]);
+        let entry = |new: &str| SLog {
+            old: "0".into(),
+            new: new.into(),
+            message: String::new(),
+            time: 0,
+            tz: None,
+            who: None,
+        };
+        s.logs.insert("HEAD".into(), vec![entry("c0")]);
+        s.logs.insert("ORIG_HEAD".into(), vec![entry("c0")]);
+        s.logs.insert("refs/heads/b".into(), vec![entry("c0")]);
+        let is_commit = |h: &str| h.starts_with('c');
+        assert_eq!(walkable_reflogs(&s, is_commit), vec!["refs/heads/b"]);
+        s.refs
+            .insert("ORIG_HEAD".into(), SValue::Oid("c1".into(), None));
+        assert_eq!(
+            walkable_reflogs(&s, is_commit),
+            vec!["HEAD", "ORIG_HEAD", "refs/heads/b"]
+        );
     }
 
     #[test]
