@@ -8,6 +8,7 @@ pub use reftable_harness::{ops, snapshot};
 pub mod case;
 pub mod casedir;
 mod checks;
+pub mod cpu;
 pub mod divergence;
 pub mod expected;
 mod expiry;

@@ -181,6 +181,9 @@ fn run_cmd(args: RunArgs) -> i32 {
         "{:.1} s of cases ({:.0} ops/s), {:.1} s minimizing; {} unexpected divergences, {} stale known divergences",
         r.wall_seconds, r.operations_per_second, r.minimize_seconds, r.unexpected_divergences, r.stale_expected
     );
+    if let Some(line) = r.cpu_line() {
+        println!("{line}");
+    }
     i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0)
 }
 

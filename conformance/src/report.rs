@@ -131,6 +131,11 @@ pub struct Report {
     pub minimize_seconds: f64,
     /// Operations verified per second of wall-clock time, over every git.
     pub operations_per_second: f64,
+    /// CPU seconds of the harness process during the case runs (our library, the model,
+    /// the libgit2 twin), where the platform tells (Linux).
+    pub harness_cpu_seconds: Option<f64>,
+    /// CPU seconds of its children during the case runs: the git processes.
+    pub child_cpu_seconds: Option<f64>,
     /// The shard run (`K/N`).
     pub shard: String,
     /// The expected-divergences file.
@@ -144,6 +149,20 @@ pub struct Report {
 }
 
 impl Report {
+    /// Where the CPU time of the case runs went, per operation: git's processes and the
+    /// harness.
+    pub fn cpu_line(&self) -> Option<String> {
+        let (own, kids) = (self.harness_cpu_seconds?, self.child_cpu_seconds?);
+        let ops = self.operations.max(1) as f64;
+        Some(format!(
+            "CPU: {:.1} s in git processes ({:.2} ms per operation), {:.1} s in the harness ({:.2} ms per operation)",
+            kids,
+            kids * 1e3 / ops,
+            own,
+            own * 1e3 / ops
+        ))
+    }
+
     /// The Markdown summary.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
@@ -158,6 +177,10 @@ impl Report {
             self.minimize_seconds,
             self.expected_file
         ));
+        if let Some(line) = self.cpu_line() {
+            s.push_str(&line);
+            s.push_str("\n\n");
+        }
         s.push_str("| git | cases | operations | operations/s | unexpected | expected | stale known |\n|---|---|---|---|---|---|---|\n");
         for g in &self.gits {
             s.push_str(&format!(

@@ -85,6 +85,7 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     let next = AtomicUsize::new(0);
     let shared = Mutex::new((report, Vec::<Pending>::new()));
     let start = Instant::now();
+    let cpu_start = crate::cpu::CpuTimes::now();
     std::thread::scope(|s| {
         for _ in 0..cfg.jobs.max(1) {
             s.spawn(|| loop {
@@ -174,6 +175,11 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     bar.finish_and_clear();
     let (mut report, pending) = shared.into_inner().expect("lock");
     report.wall_seconds = start.elapsed().as_secs_f64();
+    if let (Some(a), Some(b)) = (cpu_start, crate::cpu::CpuTimes::now()) {
+        let spent = b.since(a);
+        report.harness_cpu_seconds = Some(spent.own);
+        report.child_cpu_seconds = Some(spent.children);
+    }
     report.cases = indices.len() as u64;
     report.operations = report.gits.iter().map(|g| g.operations).sum();
     report.operations_per_second = report.operations as f64 / report.wall_seconds.max(1e-9);
