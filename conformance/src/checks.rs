@@ -427,10 +427,7 @@ impl Executor<'_> {
 /// The reflogs `log -g` is compared on: HEAD and refs with a direct value whose every entry
 /// and whose current value are commits. (For other symrefs `log -g` picks a reflog by its
 /// DWIM rules; those are left to the byte and reader checks.)
-pub fn walkable_reflogs(
-    ours: &Snapshot,
-    is_commit: impl Fn(&str) -> bool,
-) -> Vec<&String> {
+pub fn walkable_reflogs(ours: &Snapshot, is_commit: impl Fn(&str) -> bool) -> Vec<&String> {
     ours.logs
         .iter()
         // HEAD when detached or on a branch (`log -g HEAD` shows nothing when HEAD points

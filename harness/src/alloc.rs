@@ -1,5 +1,5 @@
 //! A counting global allocator, so fuzz targets can bound the memory an input makes the
-//! library allocate.
+//! library allocate, and tests can count the allocations a hot path makes.
 //!
 //! Binaries that want the bound install it:
 //!
@@ -26,6 +26,12 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
     static PEAK: Cell<isize> = const { Cell::new(0) };
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// One more allocation (or reallocation) on this thread.
+fn count_call() {
+    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
 }
 
 fn note(delta: isize) {
@@ -52,6 +58,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             note(layout.size() as isize);
+            count_call();
         }
         p
     }
@@ -61,6 +68,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             note(layout.size() as isize);
+            count_call();
         }
         p
     }
@@ -76,6 +84,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             note(new_size as isize - layout.size() as isize);
+            count_call();
         }
         p
     }
@@ -99,4 +108,13 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Option<usize>) {
     PEAK.with(|p| p.set(outer_peak.max(peak)));
     let grown = (peak - start).max(0) as usize;
     (out, installed().then_some(grown))
+}
+
+/// Run `f` and return its result with the number of allocations and reallocations it made
+/// on this thread (`None` without [`CountingAlloc`]).
+pub fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
+    let start = CALLS.with(Cell::get);
+    let out = f();
+    let calls = CALLS.with(Cell::get) - start;
+    (out, installed().then_some(calls))
 }

@@ -197,13 +197,14 @@ fn assert_caught(cases: &[(Scenario, Config)], sizes: &[usize]) {
     );
 }
 
-/// The planted regression: git 2.47's `suppress_deletions` makes every bounded lookup scan
-/// the tombstones past its bound. The same checks must fail for every lookup scenario.
+/// The planted regression: git 2.47's `suppress_deletions` makes every bounded scan through
+/// the merged iterator go on past its bound over the tombstones. The same checks must fail
+/// for every scenario that scans. (Point lookups, `seek-missing` and `read-deleted`, do not
+/// go through the merged iterator at all: the newest table holding the name decides, so
+/// suppressing deletions cannot make them scan; their bounds are checked above.)
 #[test]
 fn suppress_deletions_regression_is_caught_in_lookups() {
     let cases = [
-        Scenario::SeekMissing,
-        Scenario::ReadDeleted,
         Scenario::DfCheck,
         Scenario::PrefixIteration,
         Scenario::ReflogRead,

@@ -172,8 +172,18 @@ impl MergedTable {
     /// The newest record of `name`, tombstones included (with suppressed deletions, a
     /// deleted ref has none).
     pub fn ref_record(&self, name: &[u8]) -> Result<Option<RefRecord>> {
-        let mut it = self.seek_ref(name)?;
-        Ok(it.next_record()?.filter(|r| r.refname == name).cloned())
+        // A point lookup needs no merge: the newest table that has a record of `name`
+        // decides, and older tables are not read at all.
+        let mut found = None;
+        for t in self.tables.iter().rev() {
+            let mut it = t.seek_ref(name)?;
+            let hit = it.next_record()?.filter(|r| r.refname == name).cloned();
+            if hit.is_some() {
+                found = hit;
+                break;
+            }
+        }
+        Ok(found.filter(|r| !(self.suppress_deletions && r.is_deletion())))
     }
 
     /// Every log record: refs in name order, newest first per ref.

@@ -599,7 +599,7 @@ impl<R: Record> TableIter<R> {
     /// Seek through the index: scan the root level, then descend one block per level.
     fn indexed_seek(&mut self, index_offset: u64, key: &[u8]) -> Result<()> {
         let mut root = TableIter::<IndexRecord>::new(self.table.clone());
-        let found = (|| -> Result<Option<IndexRecord>> {
+        let found = (|| -> Result<Option<u64>> {
             if index_offset >= root.table.info().footer_offset {
                 return Err(corrupt(
                     index_offset,
@@ -615,10 +615,11 @@ impl<R: Record> TableIter<R> {
             // The root level is a few consecutive index blocks: pick the block by first keys,
             // then binary-search its restart points, as in any other section.
             root.linear_seek_from(first, key)?;
-            Ok(root.next_record()?.cloned())
+            Ok(root.next_record()?.map(|r| r.offset))
         })();
         self.stats += root.stats;
         root.stats = Stats::default();
+        // Only the offsets of index entries are needed on the way down.
         let Some(mut idx) = found? else {
             self.done = true;
             return Ok(());
@@ -628,20 +629,16 @@ impl<R: Record> TableIter<R> {
         loop {
             // Lower levels and data blocks are written before the level that points at them:
             // an index entry pointing forward is corrupt (and would allow cycles).
-            if idx.offset >= parent {
+            if idx >= parent {
                 return Err(corrupt(
                     parent,
                     format!(
-                        "index entry points at offset {} which is not before its index block",
-                        idx.offset
+                        "index entry points at offset {idx} which is not before its index block"
                     ),
                 ));
             }
-            let Some(b) = self.load_block_at(idx.offset, None)? else {
-                return Err(corrupt(
-                    idx.offset,
-                    "index entry points past the last block",
-                ));
+            let Some(b) = self.load_block_at(idx, None)? else {
+                return Err(corrupt(idx, "index entry points past the last block"));
             };
             if b.block_type == BlockType::Index {
                 let data = block_data(&self.table, &b, &self.inflated);
@@ -653,7 +650,7 @@ impl<R: Record> TableIter<R> {
                     ));
                 }
                 parent = b.offset;
-                idx = idx_rec.clone();
+                idx = idx_rec.offset;
                 continue;
             }
             if b.block_type != R::BLOCK_TYPE {
