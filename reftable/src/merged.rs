@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
+use crate::codec::format::BlockType;
 use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::{Error, Result};
 use crate::hash::HashId;
@@ -319,6 +320,10 @@ impl<R: Record> MergedIter<R> {
     /// inflated data all iterators hold within the budget.
     fn move_table(&mut self, i: usize) -> Result<bool> {
         let next = self.iters[i].next_record()?.is_some();
+        if R::BLOCK_TYPE != BlockType::Log {
+            // Only log blocks are inflated; other iterators hold nothing to account for.
+            return Ok(next);
+        }
         let now = self.iters[i].inflated_bytes();
         self.held_total = self.held_total - self.held[i] + now;
         self.held[i] = now;

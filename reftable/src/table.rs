@@ -400,6 +400,7 @@ pub struct TableIter<R: Record> {
 /// longer needs it, so idle iterators over big blocks do not hold their memory.
 const KEEP_INFLATED: usize = 1 << 20;
 
+#[inline]
 fn block_data<'a>(table: &'a Table, info: &BlockInfo, inflated: &'a [u8]) -> &'a [u8] {
     if info.block_type == BlockType::Log {
         inflated

@@ -11,7 +11,8 @@
 //! ```
 //!
 //! `first` is the first rep (cold caches of the process), `steady` the median of the
-//! others. Workloads:
+//! others. `HOTPATHS_ONLY=iterate,lookup-missing` runs only the workloads named (say, under
+//! `valgrind --tool=callgrind`, to count instructions). Workloads:
 //! - `iterate`: every record through the merged view (`merged().refs()`, `next_record`);
 //! - `lookup-existing`: LOOKUPS (default 10,000) exact lookups of existing names
 //!   (`merged().read_ref`), name number `(k * 7919 + 13) % N` for k = 0..LOOKUPS;
@@ -87,6 +88,8 @@ fn main() -> Res<()> {
     let report = |name: &str, m: (f64, f64, u64, u64)| {
         println!("{name} {:.1} {:.1} {} {}", m.0, m.1, m.2, m.3);
     };
+    let only = std::env::var("HOTPATHS_ONLY").ok();
+    let wanted = |w: &str| only.as_deref().map_or(true, |o| o.split(',').any(|x| x == w));
 
     let m = measure(reps, || {
         let (mut ops, mut h) = (0u64, 0u64);
@@ -101,6 +104,9 @@ fn main() -> Res<()> {
     n = n.max(m.2 as usize);
 
     for (label, suffix) in [("lookup-existing", ""), ("lookup-missing", "x")] {
+        if !wanted(label) {
+            continue;
+        }
         let keys = names(n, lookups, suffix);
         let m = measure(reps, || {
             let mut sum = 0u64;
@@ -114,6 +120,9 @@ fn main() -> Res<()> {
         report(label, m);
     }
 
+    if !wanted("iterate-cloned") && !wanted("refdb-refs") {
+        return Ok(());
+    }
     let m = measure(reps, || {
         let (mut ops, mut h) = (0u64, 0u64);
         for r in stack.merged().refs()? {

@@ -107,6 +107,7 @@ impl KeyHeader {
 }
 
 /// Parse the key encoding at the start of `data`, checking that the suffix is inside `data`.
+#[inline]
 pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
     let (prefix, n1) = varint::get(data).ok_or("truncated or overflowing key prefix length")?;
     let (st, n2) = varint::get(&data[n1..]).ok_or("truncated or overflowing key suffix length")?;
@@ -128,6 +129,7 @@ pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
 
 /// Decode the key at the start of `data` on top of `key` (the previous key), in place.
 /// Returns the header; `key` then holds the full key.
+#[inline]
 pub fn decode_key(data: &[u8], key: &mut Vec<u8>) -> Result<KeyHeader, &'static str> {
     let h = decode_key_header(data)?;
     if h.prefix_len > key.len() {
@@ -141,12 +143,14 @@ pub fn decode_key(data: &[u8], key: &mut Vec<u8>) -> Result<KeyHeader, &'static 
     Ok(h)
 }
 
+#[inline]
 fn get_varint(data: &[u8], pos: &mut usize, what: &'static str) -> Result<u64, &'static str> {
     let (v, n) = varint::get(&data[*pos..]).ok_or(what)?;
     *pos += n;
     Ok(v)
 }
 
+#[inline]
 fn get_bytes<'a>(
     data: &'a [u8],
     pos: &mut usize,
@@ -161,6 +165,7 @@ fn get_bytes<'a>(
     Ok(s)
 }
 
+#[inline]
 fn get_id(
     data: &[u8],
     pos: &mut usize,

@@ -52,6 +52,7 @@ pub fn encoded_len(value: u64) -> usize {
 /// assert_eq!(reftable::codec::varint::get(&[0x80, 0x80, 0x00, 0xaa]), Some((16512, 3)));
 /// assert_eq!(reftable::codec::varint::get(&[0x80]), None);
 /// ```
+#[inline]
 pub fn get(data: &[u8]) -> Option<(u64, usize)> {
     let first = *data.first()?;
     let mut value = u64::from(first & 0x7f);
