@@ -89,7 +89,10 @@ fn main() -> Res<()> {
         println!("{name} {:.1} {:.1} {} {}", m.0, m.1, m.2, m.3);
     };
     let only = std::env::var("HOTPATHS_ONLY").ok();
-    let wanted = |w: &str| only.as_deref().map_or(true, |o| o.split(',').any(|x| x == w));
+    let wanted = |w: &str| {
+        only.as_deref()
+            .map_or(true, |o| o.split(',').any(|x| x == w))
+    };
 
     let m = measure(reps, || {
         let (mut ops, mut h) = (0u64, 0u64);
