@@ -76,7 +76,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             Ok(prepared) => {
                 println!(
                     "attempt {attempt}: writes {} ref record(s) at update index {}",
-                    prepared.refs().len(),
+                    prepared.ref_records(),
                     prepared.update_index()
                 );
                 prepared.commit()?;

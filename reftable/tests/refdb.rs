@@ -667,11 +667,20 @@ fn prepared_transactions_and_structured_refusals() {
             )
             .unwrap();
         assert_eq!(p.update_index(), 2);
-        let names: Vec<&[u8]> = p.refs().iter().map(|r| r.refname.as_slice()).collect();
-        assert_eq!(names, [&b"refs/heads/a"[..], b"refs/heads/b"]);
-        assert_eq!(p.logs().len(), 2);
+        assert_eq!((p.ref_records(), p.log_records()), (2, 2));
         assert!(!p.is_empty());
     }
+    // Dropped without commit: the table it had written is gone and nothing changed.
+    let files = |d: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files(dir.path()).len(), 2, "{:?}", files(dir.path()));
+    assert!(d.read_ref(b"refs/heads/a").unwrap().is_none());
     {
         let checks_only = [RefUpdate::verify("refs/heads/main", Some(id(1)))];
         let p = d.prepare(&checks_only, &me(), &AssumeCommits).unwrap();

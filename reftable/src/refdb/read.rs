@@ -14,6 +14,45 @@ use super::{show, LogRefs, RefDb};
 /// most four symrefs ending in a direct ref resolves.
 const SYMREF_MAX_DEPTH: usize = 5;
 
+/// Names in sorted order that a D/F check also looks at (the other refs of a transaction),
+/// read by position so a caller need not copy them.
+pub(crate) trait SortedNames {
+    fn len(&self) -> usize;
+    fn name(&self, i: usize) -> &[u8];
+
+    /// Position of the first name `>= key`.
+    fn first_at_or_after(&self, key: &[u8]) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.name(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    fn contains(&self, key: &[u8]) -> bool {
+        let i = self.first_at_or_after(key);
+        i < self.len() && self.name(i) == key
+    }
+}
+
+/// No other names.
+pub(crate) struct NoNames;
+
+impl SortedNames for NoNames {
+    fn len(&self) -> usize {
+        0
+    }
+
+    fn name(&self, _: usize) -> &[u8] {
+        &[]
+    }
+}
+
 /// The queries transactions and readers make of a merged view.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct View<'a> {
@@ -86,7 +125,7 @@ impl View<'_> {
     /// git's `refs_verify_refname_available`: no existing ref or other ref of the
     /// transaction may be a directory prefix of `name`, or live below `name/`. `extras` is
     /// sorted. Bounded by the refs and tombstones under `name/`, not by the stack's size.
-    pub(crate) fn check_available(&self, name: &[u8], extras: &[Vec<u8>]) -> Result<()> {
+    pub(crate) fn check_available(&self, name: &[u8], extras: &dyn SortedNames) -> Result<()> {
         let conflict = |existing: &[u8], in_transaction: bool| {
             let msg = if in_transaction {
                 format!(
@@ -116,7 +155,7 @@ impl View<'_> {
                 return Err(conflict(dir, false));
             }
             // `extras` is sorted: binary searches keep big transactions linear.
-            if extras.binary_search_by(|e| e.as_slice().cmp(dir)).is_ok() {
+            if extras.contains(dir) {
                 return Err(conflict(dir, true));
             }
         }
@@ -132,9 +171,9 @@ impl View<'_> {
                 return Err(conflict(&r.refname.clone(), false));
             }
         }
-        let first_below = extras.partition_point(|e| e.as_slice() < dir.as_slice());
-        if let Some(e) = extras.get(first_below).filter(|e| e.starts_with(&dir)) {
-            return Err(conflict(e, true));
+        let first_below = extras.first_at_or_after(&dir);
+        if first_below < extras.len() && extras.name(first_below).starts_with(&dir) {
+            return Err(conflict(extras.name(first_below), true));
         }
         Ok(())
     }
@@ -237,6 +276,6 @@ impl RefDb {
     /// none lives below `name/` (git's D/F check). Bounded by the refs and tombstones under
     /// `name/`, not by the stack's size. The error's [`Refusal`] names the ref in the way.
     pub fn check_name_available(&self, name: &[u8]) -> Result<()> {
-        self.view().check_available(name, &[])
+        self.view().check_available(name, &NoNames)
     }
 }

@@ -14,15 +14,16 @@
 //!    their referent, and the expected old value.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, RefState, Refusal, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::refname::{is_pseudoref, is_safe_refname, is_valid_refname};
-use crate::stack::Addition;
+use crate::stack::{Addition, TableWriter};
 
 use super::objects::{ObjectKind, ObjectLookup};
-use super::read::View;
+use super::read::{SortedNames, View};
 use super::reflog::normalize_message;
 use super::update::{Expected, NewValue, RefUpdate};
 use super::{show, Committer, LogRefs, RefDb};
@@ -39,44 +40,69 @@ enum Val {
 #[derive(Clone, Debug)]
 struct Work {
     refname: Vec<u8>,
-    /// The name the caller gave (differs for updates split off a symref or `HEAD`).
-    original: Vec<u8>,
+    /// The name the caller gave, when it differs (updates split off a symref or `HEAD`).
+    original: Option<Vec<u8>>,
     new: Option<Val>,
     old: Option<Val>,
     no_deref: bool,
     log_only: bool,
     via_head: bool,
     create_reflog: bool,
-    message: Vec<u8>,
+    /// Normalized; shared by the updates of one message (a big transaction usually has one).
+    message: Rc<[u8]>,
     /// The ref is currently a symref.
     is_symref: bool,
 }
 
+/// Normalized messages, each kept once: consecutive updates with the same message share it.
+#[derive(Default)]
+struct Messages {
+    last: Option<(Vec<u8>, Rc<[u8]>)>,
+}
+
+impl Messages {
+    fn normalized(&mut self, raw: &[u8]) -> Rc<[u8]> {
+        match &self.last {
+            Some((r, n)) if r.as_slice() == raw => n.clone(),
+            _ => {
+                let n: Rc<[u8]> = normalize_message(raw).into();
+                self.last = Some((raw.to_vec(), n.clone()));
+                n
+            }
+        }
+    }
+}
+
 impl Work {
-    fn from_update(u: &RefUpdate, null: ObjectId) -> Work {
-        let new = u.new.as_ref().map(|v| match v {
-            NewValue::Object(id) => Val::Oid(*id),
-            NewValue::Symref(t) => Val::Symref(t.clone()),
+    fn from_update(u: RefUpdate, null: ObjectId, messages: &mut Messages) -> Work {
+        let new = u.new.map(|v| match v {
+            NewValue::Object(id) => Val::Oid(id),
+            NewValue::Symref(t) => Val::Symref(t),
             NewValue::Delete => Val::Oid(null),
         });
-        let old = match &u.expected {
+        let old = match u.expected {
             Expected::Any => None,
             Expected::Absent => Some(Val::Oid(null)),
-            Expected::Object(id) => Some(Val::Oid(*id)),
-            Expected::Symref(t) => Some(Val::Symref(t.clone())),
+            Expected::Object(id) => Some(Val::Oid(id)),
+            Expected::Symref(t) => Some(Val::Symref(t)),
         };
         Work {
-            refname: u.refname.clone(),
-            original: u.refname.clone(),
+            message: messages.normalized(&u.message),
+            refname: u.refname,
+            original: None,
             new,
             old,
             no_deref: u.no_deref,
             log_only: false,
             via_head: false,
             create_reflog: u.create_reflog,
-            message: normalize_message(&u.message),
             is_symref: false,
         }
+    }
+
+    /// The name the caller gave.
+    fn original(&self) -> &[u8] {
+        self.original.as_deref().unwrap_or(&self.refname)
     }
 
     fn new_is_null(&self) -> bool {
@@ -110,13 +136,14 @@ fn oid_state(id: ObjectId) -> RefState {
 }
 
 /// A transaction whose checks passed, holding the stack's lock until it is committed or
-/// dropped.
+/// dropped. Its table is already written (not yet listed in `tables.list`, so no reader
+/// sees it): records went to the writer as they were produced, never all held at once.
 #[derive(Debug)]
 pub struct PreparedTransaction<'a> {
     addition: Addition<'a>,
     update_index: u64,
-    refs: Vec<RefRecord>,
-    logs: Vec<LogRecord>,
+    refs: usize,
+    logs: usize,
 }
 
 impl PreparedTransaction<'_> {
@@ -125,116 +152,97 @@ impl PreparedTransaction<'_> {
         self.update_index
     }
 
-    /// The ref records it writes (tombstones for deletions), in name order.
-    pub fn refs(&self) -> &[RefRecord] {
-        &self.refs
+    /// How many ref records it writes (tombstones for deletions).
+    pub fn ref_records(&self) -> usize {
+        self.refs
     }
 
-    /// The log records it writes (entries and tombstones), in key order.
-    pub fn logs(&self) -> &[LogRecord] {
-        &self.logs
+    /// How many log records it writes (entries and tombstones).
+    pub fn log_records(&self) -> usize {
+        self.logs
     }
 
     /// Whether it writes nothing (every update a no-op or a check): committing adds no
     /// table.
     pub fn is_empty(&self) -> bool {
-        self.refs.is_empty() && self.logs.is_empty()
+        self.refs == 0 && self.logs == 0
     }
 
-    /// Write the table and publish it in `tables.list` (auto-compacting afterwards unless
-    /// the stack's options say not to).
-    pub fn commit(mut self) -> Result<()> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        let ts = self.update_index;
-        let (refs, logs) = (
-            std::mem::take(&mut self.refs),
-            std::mem::take(&mut self.logs),
-        );
-        self.addition.add_table(|w, _| {
-            w.set_limits(ts, ts)?;
-            for r in &refs {
-                w.add_ref(r)?;
-            }
-            for l in &logs {
-                w.add_log(l)?;
-            }
-            Ok(())
-        })?;
+    /// Publish the table in `tables.list` (auto-compacting afterwards unless the stack's
+    /// options say not to).
+    pub fn commit(self) -> Result<()> {
         self.addition.commit()
     }
 }
 
-fn check_names(updates: &[RefUpdate], hash: HashId) -> Result<()> {
-    for u in updates {
-        let needs_format = matches!(
-            &u.new,
-            Some(NewValue::Object(_)) | Some(NewValue::Symref(_))
+/// A name, symref targets and object ids of one update, before anything is locked.
+fn check_names(u: &RefUpdate, hash: HashId) -> Result<()> {
+    let needs_format = matches!(
+        &u.new,
+        Some(NewValue::Object(_)) | Some(NewValue::Symref(_))
+    );
+    let ok = if needs_format {
+        is_valid_refname(&u.refname, true)
+    } else {
+        is_safe_refname(&u.refname)
+    };
+    let bad = |why: &'static str, msg: String| {
+        Err(Error::refused(
+            Refusal::BadName {
+                name: u.refname.clone(),
+                why,
+            },
+            msg,
+        ))
+    };
+    if !ok {
+        return bad(
+            "not a valid ref name",
+            format!(
+                "refusing to update ref with bad name '{}'",
+                show(&u.refname)
+            ),
         );
-        let ok = if needs_format {
-            is_valid_refname(&u.refname, true)
-        } else {
-            is_safe_refname(&u.refname)
-        };
-        let bad = |why: &'static str, msg: String| {
-            Err(Error::refused(
+    }
+    if is_pseudoref(&u.refname) {
+        return bad(
+            "a pseudoref",
+            format!("refusing to update pseudoref '{}'", show(&u.refname)),
+        );
+    }
+    let targets = [
+        match &u.new {
+            Some(NewValue::Symref(t)) => Some(t),
+            _ => None,
+        },
+        match &u.expected {
+            Expected::Symref(t) => Some(t),
+            _ => None,
+        },
+    ];
+    for t in targets.into_iter().flatten() {
+        if !is_valid_refname(t, true) {
+            return Err(Error::refused(
                 Refusal::BadName {
-                    name: u.refname.clone(),
-                    why,
+                    name: t.clone(),
+                    why: "not a valid symref target",
                 },
-                msg,
-            ))
-        };
-        if !ok {
-            return bad(
-                "not a valid ref name",
-                format!(
-                    "refusing to update ref with bad name '{}'",
-                    show(&u.refname)
-                ),
-            );
+                format!("invalid symref target '{}'", show(t)),
+            ));
         }
-        if is_pseudoref(&u.refname) {
-            return bad(
-                "a pseudoref",
-                format!("refusing to update pseudoref '{}'", show(&u.refname)),
-            );
-        }
-        let targets = [
-            match &u.new {
-                Some(NewValue::Symref(t)) => Some(t),
-                _ => None,
-            },
-            match &u.expected {
-                Expected::Symref(t) => Some(t),
-                _ => None,
-            },
-        ];
-        for t in targets.into_iter().flatten() {
-            if !is_valid_refname(t, true) {
-                return Err(Error::refused(
-                    Refusal::BadName {
-                        name: t.clone(),
-                        why: "not a valid symref target",
-                    },
-                    format!("invalid symref target '{}'", show(t)),
-                ));
-            }
-        }
-        let ids = [
-            match &u.new {
-                Some(NewValue::Object(id)) => Some(id),
-                _ => None,
-            },
-            match &u.expected {
-                Expected::Object(id) => Some(id),
-                _ => None,
-            },
-        ];
-        if ids.into_iter().flatten().any(|id| id.hash() != hash) {
-            return Err(Error::api("object id of the wrong hash"));
-        }
+    }
+    let ids = [
+        match &u.new {
+            Some(NewValue::Object(id)) => Some(id),
+            _ => None,
+        },
+        match &u.expected {
+            Expected::Object(id) => Some(id),
+            _ => None,
+        },
+    ];
+    if ids.into_iter().flatten().any(|id| id.hash() != hash) {
+        return Err(Error::api("object id of the wrong hash"));
     }
     Ok(())
 }
@@ -266,32 +274,75 @@ struct Planner<'v, 'o> {
     protect_dangling: bool,
     objects: Objects<'o>,
     work: Vec<Work>,
-    /// Every ref the transaction touches, sorted (for duplicate and D/F checks).
-    affected: Vec<Vec<u8>>,
+    /// Every ref the transaction touches, as indexes into `work` sorted by name (for
+    /// duplicate and D/F checks; names are not copied).
+    affected: Vec<usize>,
     /// (index into `work`, current value) of the updates that write something.
     queued: Vec<(usize, ObjectId)>,
 }
 
+/// The names of a transaction's updates in name order, for the D/F check.
+struct Affected<'w> {
+    work: &'w [Work],
+    order: &'w [usize],
+}
+
+impl SortedNames for Affected<'_> {
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        &self.work[self.order[i]].refname
+    }
+}
+
 impl Planner<'_, '_> {
-    fn affect(&mut self, name: &[u8]) {
-        if let Err(at) = self.affected.binary_search_by(|x| x.as_slice().cmp(name)) {
-            self.affected.insert(at, name.to_vec());
+    fn affected(&self) -> Affected<'_> {
+        Affected {
+            work: &self.work,
+            order: &self.affected,
         }
     }
 
-    fn duplicates(&self) -> Result<()> {
-        let mut names: Vec<&Vec<u8>> = self.work.iter().map(|w| &w.refname).collect();
-        names.sort();
-        match names.windows(2).find(|w| w[0] == w[1]) {
-            Some(d) => Err(Error::refused(
+    /// Whether an update of `name` is part of the transaction.
+    fn is_affected(&self, name: &[u8]) -> bool {
+        self.affected().contains(name)
+    }
+
+    /// Add the last update of `work` (one the planner appended) to the affected names.
+    fn affect_last(&mut self) {
+        let last = self.work.len() - 1;
+        let name = &self.work[last].refname;
+        let work = &self.work;
+        if let Err(at) = self
+            .affected
+            .binary_search_by(|&x| work[x].refname.as_slice().cmp(name))
+        {
+            self.affected.insert(at, last);
+        }
+    }
+
+    /// Sort the caller's updates by name into `affected`, refusing a name given twice.
+    fn duplicates(&mut self) -> Result<()> {
+        let work = &self.work;
+        let mut order: Vec<usize> = (0..work.len()).collect();
+        order.sort_by(|&a, &b| work[a].refname.cmp(&work[b].refname));
+        if let Some(d) = order
+            .windows(2)
+            .find(|w| work[w[0]].refname == work[w[1]].refname)
+        {
+            let name = &work[d[0]].refname;
+            return Err(Error::refused(
                 Refusal::Duplicate {
-                    name: d[0].clone(),
+                    name: name.clone(),
                     via: None,
                 },
-                format!("multiple updates for ref '{}' not allowed", show(d[0])),
-            )),
-            None => Ok(()),
+                format!("multiple updates for ref '{}' not allowed", show(name)),
+            ));
         }
+        self.affected = order;
+        Ok(())
     }
 
     fn check_object(&mut self, u: &Work) -> Result<()> {
@@ -331,7 +382,7 @@ impl Planner<'_, '_> {
 
     /// Updating the branch `HEAD` points to also logs to `HEAD`.
     fn follow_head(&mut self, u: &Work) -> Result<()> {
-        if self.affected.iter().any(|a| a == b"HEAD") {
+        if self.is_affected(b"HEAD") {
             return Err(Error::refused(
                 Refusal::Duplicate {
                     name: b"HEAD".to_vec(),
@@ -352,7 +403,7 @@ impl Planner<'_, '_> {
         };
         self.work.push(Work {
             refname: b"HEAD".to_vec(),
-            original: u.original.clone(),
+            original: Some(u.original().to_vec()),
             new: as_oid(&u.new),
             old: as_oid(&u.old),
             no_deref: true,
@@ -362,7 +413,7 @@ impl Planner<'_, '_> {
             message: u.message.clone(),
             is_symref: false,
         });
-        self.affect(b"HEAD");
+        self.affect_last();
         Ok(())
     }
 
@@ -372,7 +423,7 @@ impl Planner<'_, '_> {
         let u = self.work[i].clone();
         self.work.push(Work {
             refname: target.to_vec(),
-            original: u.original.clone(),
+            original: Some(u.original().to_vec()),
             new: u.new.clone(),
             old: u.old.clone(),
             no_deref: u.no_deref,
@@ -389,7 +440,7 @@ impl Planner<'_, '_> {
         if matches!(w.old, Some(Val::Oid(_))) {
             w.old = None;
         }
-        if self.affected.iter().any(|a| a == target) {
+        if self.is_affected(target) {
             return Err(Error::refused(
                 Refusal::Duplicate {
                     name: target.to_vec(),
@@ -402,7 +453,7 @@ impl Planner<'_, '_> {
                 ),
             ));
         }
-        self.affect(target);
+        self.affect_last();
         Ok(())
     }
 
@@ -418,7 +469,7 @@ impl Planner<'_, '_> {
         match &w.old {
             Some(Val::Symref(expected)) if !w.is_symref => lock_err(
                 Refusal::OldValue {
-                    name: w.original.clone(),
+                    name: w.original().to_vec(),
                     expected: RefState::Symref(expected.clone()),
                     actual: oid_state(cur_oid),
                 },
@@ -429,7 +480,7 @@ impl Planner<'_, '_> {
             ),
             Some(Val::Symref(expected)) if referent != expected.as_slice() => lock_err(
                 Refusal::OldValue {
-                    name: w.original.clone(),
+                    name: w.original().to_vec(),
                     expected: RefState::Symref(expected.clone()),
                     actual: RefState::Symref(referent.to_vec()),
                 },
@@ -449,7 +500,7 @@ impl Planner<'_, '_> {
             {
                 lock_err(
                     Refusal::DanglingSymref {
-                        name: w.original.clone(),
+                        name: w.original().to_vec(),
                     },
                     "dangling symref already exists".to_string(),
                 )
@@ -464,7 +515,7 @@ impl Planner<'_, '_> {
                 };
                 lock_err(
                     Refusal::OldValue {
-                        name: w.original.clone(),
+                        name: w.original().to_vec(),
                         expected: w.expected_state(),
                         actual: oid_state(cur_oid),
                     },
@@ -490,18 +541,18 @@ impl Planner<'_, '_> {
             if u.expects_existing() {
                 return Err(Error::refused(
                     Refusal::OldValue {
-                        name: u.original.clone(),
+                        name: u.original().to_vec(),
                         expected: u.expected_state(),
                         actual: RefState::Absent,
                     },
                     format!(
                         "cannot lock ref '{}': unable to resolve reference '{}'",
-                        show(&u.original),
+                        show(u.original()),
                         show(&u.refname)
                     ),
                 ));
             }
-            self.view.check_available(&u.refname, &self.affected)?;
+            self.view.check_available(&u.refname, &self.affected())?;
             if u.new.is_some() && !u.new_is_null() {
                 self.queued.push((i, self.null));
             }
@@ -519,7 +570,7 @@ impl Planner<'_, '_> {
             } else if u.old.is_some() && resolved.is_none() {
                 return Err(Error::refused(
                     Refusal::OldValue {
-                        name: u.original.clone(),
+                        name: u.original().to_vec(),
                         expected: u.expected_state(),
                         actual: RefState::Unresolvable,
                     },
@@ -545,86 +596,158 @@ impl Planner<'_, '_> {
         Ok(())
     }
 
-    /// The records of the queued updates at update index `ts`.
-    fn records(
-        &mut self,
-        ts: u64,
-        committer: &Committer,
-        log_refs: LogRefs,
-        max_message: usize,
-    ) -> Result<(Vec<RefRecord>, Vec<LogRecord>)> {
+    /// Put the queued updates in name order and decide, with the stack's view, what each
+    /// writes to the log section: everything [`write_records`] needs without the view, so
+    /// the table can be written while the addition is borrowed mutably.
+    fn plan_logs(&mut self, log_refs: LogRefs) -> Result<Output> {
         let mut queued = std::mem::take(&mut self.queued);
-        queued.sort_by(|a, b| self.work[a.0].refname.cmp(&self.work[b.0].refname));
-        let mut refs: Vec<RefRecord> = Vec::new();
-        let mut logs: Vec<LogRecord> = Vec::new();
-        for &(i, current) in &queued {
-            let u = self.work[i].clone();
-            if u.new.is_some() && !u.is_symref && u.new_is_null() {
+        let work = &self.work;
+        queued.sort_by(|a, b| work[a.0].refname.cmp(&work[b.0].refname));
+        let mut logs = Vec::with_capacity(queued.len());
+        let mut extra = HashMap::new();
+        for (q, &(i, _)) in queued.iter().enumerate() {
+            let u = &self.work[i];
+            let plan = if u.new.is_some() && !u.is_symref && u.new_is_null() {
                 // Deleting a ref deletes its reflog, entry by entry.
-                for l in self.view.live_logs(&u.refname)? {
-                    logs.push(LogRecord {
-                        refname: u.refname.clone(),
-                        update_index: l.update_index,
-                        value: LogValue::Deletion,
-                    });
-                }
+                let entries: Vec<u64> = self
+                    .view
+                    .live_logs(&u.refname)?
+                    .iter()
+                    .map(|l| l.update_index)
+                    .collect();
+                extra.insert(q, LogExtra::Tombstones(entries));
+                true
             } else if u.new.is_some()
                 && (u.create_reflog || self.view.should_write_log(log_refs, &u.refname)?)
             {
-                let new_id = match &u.new {
-                    Some(Val::Oid(id)) => Some(*id),
-                    Some(Val::Symref(t)) => self.view.resolve_ref(t, true)?,
-                    None => None,
-                };
-                if let Some(new_id) = new_id {
-                    let mut message = u.message[..u.message.len().min(max_message)].to_vec();
-                    if message.last() != Some(&b'\n') {
-                        message.push(b'\n');
-                    }
-                    let tz_offset = if defect!(LostTzSign) {
-                        committer.tz_offset.abs()
-                    } else {
-                        committer.tz_offset
-                    };
-                    logs.push(LogRecord {
-                        refname: u.refname.clone(),
-                        update_index: ts,
-                        value: LogValue::Update(LogUpdate {
-                            old_id: current,
-                            new_id,
-                            name: committer.name.clone(),
-                            email: committer.email.clone(),
-                            time: committer.time,
-                            tz_offset,
-                            message,
-                        }),
-                    });
+                match &u.new {
+                    Some(Val::Oid(_)) => true,
+                    Some(Val::Symref(t)) => match self.view.resolve_ref(t, true)? {
+                        Some(id) => {
+                            extra.insert(q, LogExtra::Resolved(id));
+                            true
+                        }
+                        None => false,
+                    },
+                    None => false,
                 }
-            }
-            if u.log_only {
+            } else {
+                false
+            };
+            logs.push(plan);
+        }
+        Ok(Output {
+            queued,
+            logs,
+            extra,
+        })
+    }
+}
+
+/// What a transaction writes, decided: the queued updates (index into the planner's work,
+/// current value) in name order, whether each writes to the log section, and the rare
+/// details (a symref's resolved new id, the entries a deletion removes).
+struct Output {
+    queued: Vec<(usize, ObjectId)>,
+    logs: Vec<bool>,
+    extra: HashMap<usize, LogExtra>,
+}
+
+enum LogExtra {
+    Resolved(ObjectId),
+    /// Update indexes of the live entries of a deleted ref, newest first.
+    Tombstones(Vec<u64>),
+}
+
+/// Everything a transaction's table is made of, besides the decided [`Output`].
+struct TableInput<'a> {
+    work: &'a [Work],
+    ts: u64,
+    committer: &'a Committer,
+    max_message: usize,
+}
+
+/// Write the records of `out` into `w` as they are produced (refs, then logs, both in key
+/// order), holding one record at a time; returns how many refs and logs were written.
+fn write_records(
+    w: &mut TableWriter,
+    input: &TableInput<'_>,
+    out: &Output,
+    objects: &mut Objects<'_>,
+) -> Result<(usize, usize)> {
+    let (work, ts) = (input.work, input.ts);
+    w.set_limits(ts, ts)?;
+    let mut refs = 0;
+    for &(i, _) in &out.queued {
+        let u = &work[i];
+        if u.log_only {
+            continue;
+        }
+        let value = match &u.new {
+            Some(Val::Symref(t)) => RefValue::Symref(t.clone()),
+            Some(Val::Oid(id)) if id.is_null() => RefValue::Deletion,
+            Some(Val::Oid(id)) => match objects.kind(id)? {
+                ObjectKind::Tag { peeled } => RefValue::Peeled {
+                    object: *id,
+                    peeled,
+                },
+                _ => RefValue::Object(*id),
+            },
+            None => continue,
+        };
+        w.add_ref(&RefRecord::new(u.refname.clone(), ts, value))?;
+        refs += 1;
+    }
+    let committer = input.committer;
+    let tz_offset = if defect!(LostTzSign) {
+        committer.tz_offset.abs()
+    } else {
+        committer.tz_offset
+    };
+    let mut logs = 0;
+    let mut message = Vec::new();
+    for (q, &(i, current)) in out.queued.iter().enumerate() {
+        if !out.logs[q] {
+            continue;
+        }
+        let u = &work[i];
+        let new_id = match (out.extra.get(&q), &u.new) {
+            (Some(LogExtra::Tombstones(entries)), _) => {
+                for &update_index in entries {
+                    w.add_log(&LogRecord {
+                        refname: u.refname.clone(),
+                        update_index,
+                        value: LogValue::Deletion,
+                    })?;
+                    logs += 1;
+                }
                 continue;
             }
-            let value = match &u.new {
-                Some(Val::Symref(t)) => RefValue::Symref(t.clone()),
-                Some(Val::Oid(id)) if id.is_null() => RefValue::Deletion,
-                Some(Val::Oid(id)) => match self.objects.kind(id)? {
-                    ObjectKind::Tag { peeled } => RefValue::Peeled {
-                        object: *id,
-                        peeled,
-                    },
-                    _ => RefValue::Object(*id),
-                },
-                None => continue,
-            };
-            refs.push(RefRecord::new(u.refname.clone(), ts, value));
+            (Some(LogExtra::Resolved(id)), _) => *id,
+            (None, Some(Val::Oid(id))) => *id,
+            (None, _) => continue,
+        };
+        message.clear();
+        message.extend_from_slice(&u.message[..u.message.len().min(input.max_message)]);
+        if message.last() != Some(&b'\n') {
+            message.push(b'\n');
         }
-        logs.sort_by(|a, b| {
-            a.refname
-                .cmp(&b.refname)
-                .then(b.update_index.cmp(&a.update_index))
-        });
-        Ok((refs, logs))
+        w.add_log(&LogRecord {
+            refname: u.refname.clone(),
+            update_index: ts,
+            value: LogValue::Update(LogUpdate {
+                old_id: current,
+                new_id,
+                name: committer.name.clone(),
+                email: committer.email.clone(),
+                time: committer.time,
+                tz_offset,
+                message: message.clone(),
+            }),
+        })?;
+        logs += 1;
     }
+    Ok((refs, logs))
 }
 
 impl RefDb {
@@ -644,13 +767,30 @@ impl RefDb {
         committer: &Committer,
         objects: &dyn ObjectLookup,
     ) -> Result<PreparedTransaction<'a>> {
+        self.prepare_iter(updates.iter().cloned(), committer, objects)
+    }
+
+    /// [`RefDb::prepare`] taking the updates by value: a caller that generates them (say,
+    /// a million creates) need not hold them twice. The transaction keeps one compact entry
+    /// per update for its checks; the records themselves go to the table as they are made.
+    pub fn prepare_iter<'a>(
+        &'a mut self,
+        updates: impl IntoIterator<Item = RefUpdate>,
+        committer: &Committer,
+        objects: &dyn ObjectLookup,
+    ) -> Result<PreparedTransaction<'a>> {
         let hash = self.stack.options().hash();
         let null = ObjectId::null(hash);
-        check_names(updates, hash)?;
+        let mut messages = Messages::default();
+        let mut work = Vec::new();
+        for u in updates {
+            check_names(&u, hash)?;
+            work.push(Work::from_update(u, null, &mut messages));
+        }
         let log_refs = self.opts.log_refs;
         let protect_dangling = self.opts.protect_dangling_symrefs;
         let block_size = self.stack.options().write.block_size;
-        let addition = self.stack.new_addition(true).map_err(|e| {
+        let mut addition = self.stack.new_addition(true).map_err(|e| {
             if e.kind() == ErrorKind::Lock {
                 Error::new(ErrorKind::Lock, format!("cannot lock references: {e}"))
             } else {
@@ -669,13 +809,11 @@ impl RefDb {
                 lookup: objects,
                 seen: HashMap::new(),
             },
-            work: updates.iter().map(|u| Work::from_update(u, null)).collect(),
+            work,
             affected: Vec::new(),
             queued: Vec::new(),
         };
         p.duplicates()?;
-        p.affected = p.work.iter().map(|w| w.refname.clone()).collect();
-        p.affected.sort();
         let head_target = match view.raw_ref(b"HEAD")? {
             Some(RefRecord {
                 value: RefValue::Symref(t),
@@ -691,12 +829,28 @@ impl RefDb {
         let next = addition.next_update_index();
         let ts = planted!(WrongUpdateIndex, next, next + 1);
         let max_message = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
-        let (refs, logs) = p.records(ts, committer, log_refs, max_message)?;
+        let out = p.plan_logs(log_refs)?;
+        let Planner {
+            work, mut objects, ..
+        } = p;
+        let input = TableInput {
+            work: &work,
+            ts,
+            committer,
+            max_message,
+        };
+        let mut written = (0, 0);
+        if !out.queued.is_empty() {
+            addition.add_table(|w, _| {
+                written = write_records(w, &input, &out, &mut objects)?;
+                Ok(())
+            })?;
+        }
         Ok(PreparedTransaction {
             addition,
             update_index: ts,
-            refs,
-            logs,
+            refs: written.0,
+            logs: written.1,
         })
     }
 
@@ -724,5 +878,28 @@ impl RefDb {
         objects: &dyn ObjectLookup,
     ) -> Result<()> {
         self.prepare(updates, committer, objects)?.commit()
+    }
+
+    /// [`RefDb::transaction`] taking the updates by value (see [`RefDb::prepare_iter`]).
+    ///
+    /// ```
+    /// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::ObjectId;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
+    /// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+    /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// let tags = (0..1000).map(|i| RefUpdate::create(format!("refs/tags/t-{i:04}"), id));
+    /// db.transaction_iter(tags, &me, &AssumeCommits).unwrap();
+    /// assert!(db.read_ref(b"refs/tags/t-0999").unwrap().is_some());
+    /// ```
+    pub fn transaction_iter(
+        &mut self,
+        updates: impl IntoIterator<Item = RefUpdate>,
+        committer: &Committer,
+        objects: &dyn ObjectLookup,
+    ) -> Result<()> {
+        self.prepare_iter(updates, committer, objects)?.commit()
     }
 }
