@@ -101,6 +101,7 @@ mod bytes;
 pub mod codec;
 mod error;
 mod hash;
+mod leaf_index;
 mod lock;
 pub mod merged;
 pub mod refdb;

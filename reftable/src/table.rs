@@ -2,7 +2,8 @@
 //! iterators.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::bytes::Bytes;
 use crate::codec::block::{parse_block, BlockCursor, BlockInfo};
@@ -10,6 +11,7 @@ use crate::codec::format::{header_size, BlockType, Footer};
 use crate::codec::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 use crate::error::{Error, Result};
 use crate::hash::{HashId, ObjectId};
+use crate::leaf_index::{LeafIndex, Source};
 use crate::stats::{Stats, StatsSink};
 
 /// Where one section of a table is.
@@ -75,6 +77,23 @@ struct TableInner {
     bytes: Bytes,
     info: TableInfo,
     sink: StatsSink,
+    /// Per section (refs, objs, logs): indexed seeks so far, and the leaf index built
+    /// after [`LEAF_INDEX_AFTER`] of them (`None` inside: the index is not a clean tree).
+    indexed_seeks: [AtomicU32; 3],
+    leaf: [OnceLock<Option<LeafIndex>>; 3],
+}
+
+/// Indexed seeks of one section after which its leaf index is built: a process that
+/// looks up a few names never decodes the whole index, one that looks up many pays for it
+/// once.
+const LEAF_INDEX_AFTER: u32 = 64;
+
+fn section_slot(t: BlockType) -> usize {
+    match t {
+        BlockType::Ref => 0,
+        BlockType::Obj => 1,
+        _ => 2,
+    }
 }
 
 /// One reftable, read-only. Cheap to clone: clones share the bytes.
@@ -181,6 +200,8 @@ impl Table {
                 bytes,
                 info,
                 sink,
+                indexed_seeks: Default::default(),
+                leaf: Default::default(),
             }),
         })
     }
@@ -256,12 +277,46 @@ impl Table {
         // A full scan starts at the section start, never through the index: a damaged
         // index cannot hide records from it or add some.
         let r = if sec.index_offset != 0 && !key.is_empty() {
-            it.indexed_seek(sec.index_offset, key)
+            match self.leaf_index::<R>(sec.index_offset) {
+                Some(leaf) => it.leaf_seek(leaf, key),
+                None => it.indexed_seek(sec.index_offset, key),
+            }
         } else {
             it.linear_seek(sec.offset, key)
         };
         r.map_err(|e| self.err(e))?;
         Ok(it)
+    }
+
+    /// The leaf index of `R`'s section once enough indexed seeks asked for it.
+    fn leaf_index<R: Record>(&self, root: u64) -> Option<&LeafIndex> {
+        let slot = section_slot(R::BLOCK_TYPE);
+        let cell = &self.inner.leaf[slot];
+        if let Some(built) = cell.get() {
+            return built.as_ref();
+        }
+        if self.inner.indexed_seeks[slot].fetch_add(1, Ordering::Relaxed) < LEAF_INDEX_AFTER {
+            return None;
+        }
+        cell.get_or_init(|| {
+            let info = &self.inner.info;
+            let ctx = self.codec_context();
+            let src = Source {
+                blocks: &self.bytes()[..info.footer_offset as usize],
+                header_size: info.header_size(),
+                block_size: info.block_size as usize,
+                section: R::BLOCK_TYPE,
+                ctx: &ctx,
+            };
+            let mut work = Stats::default();
+            let leaf = LeafIndex::build(&src, root, &mut work);
+            self.inner.sink.add(&Stats {
+                index_entries_cached: work.records_decoded,
+                ..Stats::default()
+            });
+            leaf
+        })
+        .as_ref()
     }
 
     fn section_of<R: Record>(&self) -> Result<&Section> {
@@ -597,6 +652,21 @@ impl<R: Record> TableIter<R> {
         Ok(())
     }
 
+    /// Seek through the in-memory leaf index: one binary search, then one block.
+    fn leaf_seek(&mut self, leaf: &LeafIndex, key: &[u8]) -> Result<()> {
+        let Some(offset) = leaf.find(key, &mut self.stats) else {
+            self.done = true;
+            return Ok(());
+        };
+        match self.load_block_at(offset, Some(R::BLOCK_TYPE))? {
+            Some(b) => self.seek_in_block(&b, key),
+            None => Err(corrupt(
+                offset,
+                "index entry points at a block of another section",
+            )),
+        }
+    }
+
     /// Seek through the index: scan the root level, then descend one block per level.
     fn indexed_seek(&mut self, index_offset: u64, key: &[u8]) -> Result<()> {
         let mut root = TableIter::<IndexRecord>::new(self.table.clone());
@@ -863,6 +933,52 @@ mod tests {
 
     /// Small inflated log blocks stay with the iterator after their last record; one over
     /// `KEEP_INFLATED` is let go as soon as its last record is read.
+    /// After [`LEAF_INDEX_AFTER`] indexed seeks a section's leaf index is built once and
+    /// answers exactly what the block-by-block descent did, for every name present and
+    /// absent (a multi-level index: 256-byte blocks), with one block read per lookup.
+    #[test]
+    fn leaf_index_answers_as_the_descent_does() {
+        let all = refs(3000);
+        let opts = WriteOptions {
+            block_size: 256,
+            ..WriteOptions::default()
+        };
+        let t = write(&all, &[], opts);
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for r in &all {
+            names.push(r.refname.clone());
+            let mut after = r.refname.clone();
+            after.push(b'x');
+            names.push(after);
+        }
+        names.push(b"a".to_vec());
+        names.push(b"zzz".to_vec());
+        let lookup = |t: &Table, n: &[u8]| {
+            let mut it = t.seek_ref(n).unwrap();
+            let first = it.next_record().unwrap().map(|r| r.refname.clone());
+            (first, it.stats())
+        };
+        // Before: the descent (the first seeks only count towards the threshold).
+        let descent: Vec<_> = names.iter().map(|n| lookup(&t, n)).collect();
+        assert!(
+            t.stats().index_entries_cached > 0,
+            "built after enough seeks"
+        );
+        let cached = t.stats().index_entries_cached;
+        let fresh = write(&all, &[], opts);
+        for _ in 0..=LEAF_INDEX_AFTER {
+            lookup(&fresh, b"refs/heads/b00000");
+        }
+        for (n, (want, slow)) in names.iter().zip(&descent) {
+            let (got, fast) = lookup(&fresh, n);
+            assert_eq!(&got, want, "{}", String::from_utf8_lossy(n));
+            assert!(fast.blocks_read <= 1, "{fast:?} vs {slow:?}");
+            assert!(fast.blocks_read < slow.blocks_read || slow.blocks_read <= 1);
+        }
+        // Built once per table.
+        assert_eq!(fresh.stats().index_entries_cached, cached);
+    }
+
     #[test]
     fn inflated_log_blocks_kept_when_small_released_when_big() {
         let small: Vec<LogRecord> = (0..50)

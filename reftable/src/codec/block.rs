@@ -319,11 +319,29 @@ impl BlockCursor {
         } else {
             info.restart(data, lo - 1)
         };
-        while self.next(info, data, rec, ctx, stats)? {
+        // Compare keys only, and decode the value of the record the seek stops at.
+        let records = &data[..info.restart_off];
+        while self.pos < info.restart_off {
+            let at = self.pos;
+            let err = |msg: &str| record_error(info, at, msg);
+            let h = record::decode_key(&records[at..], &mut self.key).map_err(err)?;
+            let vstart = at + h.len();
+            stats.records_decoded += 1;
             stats.key_comparisons += 1;
+            let value = &records[vstart..];
             if self.key.as_slice() >= want {
+                let n = rec
+                    .decode(&self.key, h.value_type, value, ctx)
+                    .map_err(err)?;
+                self.pos = vstart + n;
                 return Ok(true);
             }
+            let n = match R::skip_value(h.value_type, value, ctx) {
+                Some(n) => n,
+                None => rec.decode(&self.key, h.value_type, value, ctx),
+            }
+            .map_err(err)?;
+            self.pos = vstart + n;
         }
         Ok(false)
     }

@@ -65,6 +65,17 @@ pub trait Record: sealed::Sealed + Clone + Default + fmt::Debug + Send + Sync + 
     fn is_deletion(&self) -> bool {
         false
     }
+
+    /// The length of the value at the start of `data`, checked as [`Record::decode`]
+    /// checks it but not decoded; `None` where this type has no cheaper way than decoding.
+    /// Seeks step over the records before their target with it, comparing keys only.
+    fn skip_value(
+        _value_type: u8,
+        _data: &[u8],
+        _ctx: &CodecContext,
+    ) -> Option<Result<usize, &'static str>> {
+        None
+    }
 }
 
 /// Append the prefix-compressed encoding of `key` (relative to `prev`) with `value_type` in
@@ -346,6 +357,35 @@ impl Record for RefRecord {
     fn is_deletion(&self) -> bool {
         matches!(self.value, RefValue::Deletion)
     }
+
+    #[inline]
+    fn skip_value(
+        value_type: u8,
+        data: &[u8],
+        ctx: &CodecContext,
+    ) -> Option<Result<usize, &'static str>> {
+        Some((|| {
+            let mut pos = 0;
+            let delta = get_varint(data, &mut pos, "truncated or overflowing ref update index")?;
+            let update_index = ctx
+                .min_update_index
+                .checked_add(delta)
+                .ok_or("ref update index overflows")?;
+            if update_index > ctx.max_update_index {
+                return Err("ref update index above the table's max_update_index");
+            }
+            let what = "ref value extends past the end of the records";
+            let len = match value_type {
+                0 => 0,
+                1 => ctx.hash_size as u64,
+                2 => 2 * ctx.hash_size as u64,
+                3 => get_varint(data, &mut pos, what)?,
+                _ => return Err("invalid ref value type (4..7 are reserved)"),
+            };
+            get_bytes(data, &mut pos, len, what)?;
+            Ok(pos)
+        })())
+    }
 }
 
 /// The contents of a reflog entry.
@@ -598,6 +638,16 @@ impl Record for IndexRecord {
         let mut pos = 0;
         self.offset = get_varint(data, &mut pos, "truncated index record offset")?;
         Ok(pos)
+    }
+
+    #[inline]
+    fn skip_value(
+        _value_type: u8,
+        data: &[u8],
+        _ctx: &CodecContext,
+    ) -> Option<Result<usize, &'static str>> {
+        let mut pos = 0;
+        Some(get_varint(data, &mut pos, "truncated index record offset").map(|_| pos))
     }
 }
 
