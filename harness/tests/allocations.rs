@@ -124,3 +124,30 @@ fn lookups_allocate_a_bounded_number_of_times() {
 /// record. (It was 11 for one table before point lookups stopped building a merged
 /// iterator; a re-seekable iterator would bring it to 0.)
 const LOOKUP_ALLOCATIONS: u64 = 5;
+
+/// One merged iterator re-seeked again and again (the D/F check's and prefix scans'
+/// pattern): once warm, a seek and the read after it allocate nothing, indexed tables or
+/// not.
+#[test]
+fn warm_reseeks_allocate_nothing() {
+    for (n, tables) in [(20_000, 1), (20_000, 3), (300, 2)] {
+        let (_d, st) = stack(n, tables);
+        let keys: Vec<Vec<u8>> = (0..200).map(|k| name((k * 7919 + 13) % n)).collect();
+        let mut it = st.merged().refs().expect("refs");
+        let run = |it: &mut reftable::MergedIter<RefRecord>| {
+            for k in &keys {
+                it.seek(k).expect("seek");
+                let r = it.next_record().expect("next").expect("a record");
+                assert_eq!(&r.refname, k);
+            }
+        };
+        // Warm: buffers grown, the tables' leaf indexes built.
+        run(&mut it);
+        let ((), calls) = count_allocations(|| run(&mut it));
+        assert_eq!(
+            calls.expect("installed"),
+            0,
+            "{n} refs in {tables} table(s): allocations in 200 warm re-seeks"
+        );
+    }
+}

@@ -339,6 +339,55 @@ impl<R: Record> MergedIter<R> {
         Ok(next)
     }
 
+    /// Position the iterator at the first key `>= key` again, reusing every table
+    /// iterator and buffer: repeated seeks (prefix scans, the D/F check) allocate nothing
+    /// once warm. After an error the iterator ends.
+    ///
+    /// ```
+    /// # use reftable::{HashId, MergedTable, ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+    /// # let table = |names: &[&str], ui: u64| {
+    /// #     let mut w = Writer::new(Vec::new(), WriteOptions::default());
+    /// #     w.set_limits(ui, ui).unwrap();
+    /// #     let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// #     for n in names {
+    /// #         w.add_ref(&RefRecord::new(*n, ui, RefValue::Object(id))).unwrap();
+    /// #     }
+    /// #     Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+    /// # };
+    /// let m = MergedTable::new(
+    ///     vec![table(&["refs/heads/a", "refs/tags/v1"], 1), table(&["refs/heads/b"], 2)],
+    ///     HashId::Sha1,
+    /// )
+    /// .unwrap();
+    /// let mut it = m.seek_ref(b"refs/heads/").unwrap();
+    /// assert_eq!(it.next_record().unwrap().unwrap().refname, b"refs/heads/a");
+    /// it.seek(b"refs/heads/b").unwrap();
+    /// assert_eq!(it.next_record().unwrap().unwrap().refname, b"refs/heads/b");
+    /// assert_eq!(it.next_record().unwrap().unwrap().refname, b"refs/tags/v1");
+    /// ```
+    pub fn seek(&mut self, key: &[u8]) -> Result<()> {
+        self.failed = false;
+        self.advance = None;
+        while let Some(item) = self.heap.pop() {
+            self.spare_keys.push(item.key);
+        }
+        let r = (|| {
+            for i in 0..self.iters.len() {
+                self.iters[i].seek(key)?;
+                self.held_total -= self.held[i];
+                self.held[i] = 0;
+            }
+            for i in 0..self.iters.len() {
+                self.fill(i)?;
+            }
+            Ok(())
+        })();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
     /// Counters of this iterator and its table iterators.
     pub fn stats(&self) -> Stats {
         let mut s = self.stats;
@@ -638,6 +687,16 @@ mod tests {
             let live: Vec<RefRecord> = want.iter().filter(|r| !r.is_deletion()).cloned().collect();
             assert_eq!(got, live);
             m.set_suppress_deletions(false);
+            // One iterator re-seeked to every key, in an order that goes back and forth.
+            let mut again = m.refs().unwrap();
+            for k in [3, 0, 6, 2, 5, 1, 4] {
+                let key = format!("refs/k{k}").into_bytes();
+                again.seek(&key).unwrap();
+                let want: Vec<RefRecord> =
+                    model.range(key.clone()..).map(|(_, v)| v.clone()).collect();
+                let first_two: Vec<RefRecord> = (&mut again).take(2).map(|x| x.unwrap()).collect();
+                assert_eq!(first_two, want.iter().take(2).cloned().collect::<Vec<_>>());
+            }
             for k in 0..7 {
                 let key = format!("refs/k{k}").into_bytes();
                 let from: Vec<RefRecord> = m.seek_ref(&key).unwrap().map(|x| x.unwrap()).collect();

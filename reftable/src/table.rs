@@ -268,23 +268,9 @@ impl Table {
 
     /// An iterator over `R`'s section starting at the first record whose key is `>= key`.
     pub fn seek<R: Record>(&self, key: &[u8]) -> Result<TableIter<R>> {
+        self.section_of::<R>()?;
         let mut it = TableIter::new(self.clone());
-        let sec = *self.section_of::<R>()?;
-        if !sec.present {
-            it.done = true;
-            return Ok(it);
-        }
-        // A full scan starts at the section start, never through the index: a damaged
-        // index cannot hide records from it or add some.
-        let r = if sec.index_offset != 0 && !key.is_empty() {
-            match self.leaf_index::<R>(sec.index_offset) {
-                Some(leaf) => it.leaf_seek(leaf, key),
-                None => it.indexed_seek(sec.index_offset, key),
-            }
-        } else {
-            it.linear_seek(sec.offset, key)
-        };
-        r.map_err(|e| self.err(e))?;
+        it.seek(key)?;
         Ok(it)
     }
 
@@ -440,6 +426,9 @@ pub struct TableIter<R: Record> {
     ctx: CodecContext,
     block: Option<BlockInfo>,
     cursor: BlockCursor,
+    /// A second cursor for looking at the next block's first key during a linear seek,
+    /// kept so repeated seeks reuse its buffer.
+    probe: BlockCursor,
     inflated: Vec<u8>,
     spare: Vec<u8>,
     rec: R,
@@ -473,6 +462,7 @@ impl<R: Record> TableIter<R> {
             ctx,
             block: None,
             cursor: BlockCursor::default(),
+            probe: BlockCursor::default(),
             inflated: Vec::new(),
             spare: Vec::new(),
             rec: R::default(),
@@ -536,6 +526,51 @@ impl<R: Record> TableIter<R> {
             }
         }
         Ok(())
+    }
+
+    /// Position the iterator at the first record whose key is `>= key` again, reusing its
+    /// buffers (a caller that seeks many times keeps one iterator). After an error the
+    /// iterator ends.
+    ///
+    /// ```
+    /// # use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+    /// # let mut w = Writer::new(Vec::new(), WriteOptions::default());
+    /// # w.set_limits(1, 1).unwrap();
+    /// # let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// # for n in ["refs/heads/a", "refs/heads/b", "refs/tags/v1"] {
+    /// #     w.add_ref(&RefRecord::new(n, 1, RefValue::Object(id))).unwrap();
+    /// # }
+    /// # let table = Table::from_bytes("t.ref", w.finish().unwrap()).unwrap();
+    /// let mut it = table.seek_ref(b"refs/heads/b").unwrap();
+    /// assert_eq!(it.next_record().unwrap().unwrap().refname, b"refs/heads/b");
+    /// it.seek(b"refs/tags/").unwrap();
+    /// assert_eq!(it.next_record().unwrap().unwrap().refname, b"refs/tags/v1");
+    /// ```
+    pub fn seek(&mut self, key: &[u8]) -> Result<()> {
+        self.block = None;
+        self.pending = false;
+        self.done = false;
+        self.evicted = false;
+        let table = self.table.clone();
+        let sec = *table.section_of::<R>()?;
+        if !sec.present {
+            self.done = true;
+            return Ok(());
+        }
+        // A full scan starts at the section start, never through the index: a damaged
+        // index cannot hide records from it or add some.
+        let r = if sec.index_offset != 0 && !key.is_empty() {
+            match table.leaf_index::<R>(sec.index_offset) {
+                Some(leaf) => self.leaf_seek(leaf, key),
+                None => self.indexed_seek(sec.index_offset, key),
+            }
+        } else {
+            self.linear_seek(sec.offset, key)
+        };
+        if r.is_err() {
+            self.done = true;
+        }
+        r.map_err(|e| table.err(e))
     }
 
     /// The table this iterator reads.
@@ -627,7 +662,7 @@ impl<R: Record> TableIter<R> {
                 break;
             };
             let data = block_data(&self.table, &next, &self.spare);
-            let mut c = BlockCursor::default();
+            let c = &mut self.probe;
             c.reset(&next);
             if !c.next(&next, data, &mut self.rec, &self.ctx, &mut self.stats)? {
                 break;

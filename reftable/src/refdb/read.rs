@@ -125,7 +125,14 @@ impl View<'_> {
     /// git's `refs_verify_refname_available`: no existing ref or other ref of the
     /// transaction may be a directory prefix of `name`, or live below `name/`. `extras` is
     /// sorted. Bounded by the refs and tombstones under `name/`, not by the stack's size.
-    pub(crate) fn check_available(&self, name: &[u8], extras: &dyn SortedNames) -> Result<()> {
+    /// `scan` is an iterator kept between calls (a transaction checks many names): it is
+    /// re-seeked instead of built anew.
+    pub(crate) fn check_available(
+        &self,
+        name: &[u8],
+        extras: &dyn SortedNames,
+        scan: &mut Option<MergedIter<RefRecord>>,
+    ) -> Result<()> {
         let conflict = |existing: &[u8], in_transaction: bool| {
             let msg = if in_transaction {
                 format!(
@@ -162,7 +169,13 @@ impl View<'_> {
         let mut dir = name.to_vec();
         dir.push(b'/');
         // Bounded: stops at the first key outside `name/`, tombstone or not.
-        let mut it = self.merged.seek_ref(&dir)?;
+        let it = match scan {
+            Some(it) => {
+                it.seek(&dir)?;
+                it
+            }
+            None => scan.insert(self.merged.seek_ref(&dir)?),
+        };
         while let Some(r) = it.next_record()? {
             if !r.refname.starts_with(&dir) {
                 break;
@@ -276,6 +289,6 @@ impl RefDb {
     /// none lives below `name/` (git's D/F check). Bounded by the refs and tombstones under
     /// `name/`, not by the stack's size. The error's [`Refusal`] names the ref in the way.
     pub fn check_name_available(&self, name: &[u8]) -> Result<()> {
-        self.view().check_available(name, &NoNames)
+        self.view().check_available(name, &NoNames, &mut None)
     }
 }

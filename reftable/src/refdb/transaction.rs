@@ -19,6 +19,7 @@ use std::rc::Rc;
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, RefState, Refusal, Result};
 use crate::hash::{HashId, ObjectId};
+use crate::merged::MergedIter;
 use crate::refname::{is_pseudoref, is_safe_refname, is_valid_refname};
 use crate::stack::{Addition, TableWriter};
 
@@ -279,6 +280,8 @@ struct Planner<'v, 'o> {
     affected: Vec<usize>,
     /// (index into `work`, current value) of the updates that write something.
     queued: Vec<(usize, ObjectId)>,
+    /// The D/F check's scan of `name/`, re-seeked for every name checked.
+    df_scan: Option<MergedIter<RefRecord>>,
 }
 
 /// The names of a transaction's updates in name order, for the D/F check.
@@ -552,7 +555,12 @@ impl Planner<'_, '_> {
                     ),
                 ));
             }
-            self.view.check_available(&u.refname, &self.affected())?;
+            let mut scan = self.df_scan.take();
+            let r = self
+                .view
+                .check_available(&u.refname, &self.affected(), &mut scan);
+            self.df_scan = scan;
+            r?;
             if u.new.is_some() && !u.new_is_null() {
                 self.queued.push((i, self.null));
             }
@@ -812,6 +820,7 @@ impl RefDb {
             work,
             affected: Vec::new(),
             queued: Vec::new(),
+            df_scan: None,
         };
         p.duplicates()?;
         let head_target = match view.raw_ref(b"HEAD")? {
