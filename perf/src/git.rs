@@ -58,7 +58,12 @@ impl Git {
     /// A command with the isolated environment: no system or global config, a temporary
     /// HOME, fixed identity and dates, no inherited repository variables.
     pub fn command(&self, dir: &Path) -> Command {
-        let mut c = Command::new(&self.path);
+        self.command_of(self.path.as_os_str(), dir)
+    }
+
+    /// [`Git::command`] running `program` instead of git (a tracer that runs git).
+    fn command_of(&self, program: &std::ffi::OsStr, dir: &Path) -> Command {
+        let mut c = Command::new(program);
         reftable_testkit::git::hermetic(&mut c, dir, self.home.path(), IDENT_DATE);
         c.env("XDG_CONFIG_HOME", self.home.path())
             .env("GIT_TERMINAL_PROMPT", "0");
@@ -71,10 +76,29 @@ impl Git {
     /// Run `git args…` in `dir` with `stdin`, under the timeout. Returns stdout and the
     /// wall time of the whole process. A non-zero exit or a timeout is an error.
     pub fn run(&self, dir: &Path, args: &[&str], stdin: &[u8]) -> GitResult<(Vec<u8>, f64)> {
+        self.run_traced(dir, args, stdin, None)
+    }
+
+    /// [`Git::run`] under `strace -f -c -o TRACE` when `trace` is given: the system calls
+    /// of git and of every process it starts, summed by kind, are written to `TRACE`.
+    pub fn run_traced(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        stdin: &[u8],
+        trace: Option<&Path>,
+    ) -> GitResult<(Vec<u8>, f64)> {
         let what = format!("git {}", args.join(" "));
         let out_file = tempfile::tempfile().map_err(|e| GitError(format!("{what}: {e}")))?;
         let err_file = tempfile::tempfile().map_err(|e| GitError(format!("{what}: {e}")))?;
-        let mut cmd = self.command(dir);
+        let mut cmd = match trace {
+            Some(t) => {
+                let mut c = self.command_of("strace".as_ref(), dir);
+                c.args(["-f", "-c", "-o"]).arg(t).arg("--").arg(&self.path);
+                c
+            }
+            None => self.command(dir),
+        };
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(out_file.try_clone().map_err(|e| GitError(e.to_string()))?)
@@ -121,6 +145,11 @@ impl Git {
             )));
         }
         Ok((read(out_file), seconds))
+    }
+
+    /// The git binary.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// `git --version`, e.g. `git version 2.47.3`.

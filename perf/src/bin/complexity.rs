@@ -4,6 +4,10 @@
 //! and wall time), the p1401 workloads with `suppress_deletions` (git 2.47's behaviour), and
 //! the p1401 workloads on a git binary (wall time). Writes JSON / Markdown / SVG and, with
 //! `--baseline`, exits 1 when any counter differs from the baseline's at any size.
+//!
+//! `--counters` compares git builds instead: every scenario of [`perf::git_counters`] on
+//! each `--git` (repeat the flag) under `strace -f -c`, system calls per operation, with a
+//! verdict for each later build against the first; exit 1 when one does worse.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,9 +23,14 @@ struct Args {
     /// Comma-separated sizes (refs or tombstones).
     #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000,8000")]
     sizes: Vec<usize>,
-    /// git binary (default: $REFTABLE_TEST_GIT, else `git` on PATH).
+    /// git binary (default: $REFTABLE_TEST_GIT, else `git` on PATH); with `--counters`,
+    /// repeat it to compare builds (the first is the baseline).
     #[arg(long, conflicts_with = "no_git")]
-    git: Option<PathBuf>,
+    git: Vec<PathBuf>,
+    /// Compare git builds on system calls per operation (needs strace) instead of the
+    /// tombstone report.
+    #[arg(long)]
+    counters: bool,
     /// Do not run git.
     #[arg(long)]
     no_git: bool,
@@ -73,6 +82,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    if args.counters {
+        return counters(args);
+    }
     let report = match &args.render {
         Some(p) => Report::from_json(&std::fs::read_to_string(p)?)?,
         None => measure(args)?,
@@ -189,7 +201,7 @@ fn measure(args: &Args) -> Result<Report, Box<dyn std::error::Error>> {
     }
 
     if !args.no_git {
-        let git = Git::new(git_binary(args.git.as_deref()))?;
+        let git = Git::new(git_binary(args.git.first().map(PathBuf::as_path)))?;
         let mut git = git;
         git.timeout = std::time::Duration::from_secs(args.git_timeout);
         let version = git.version()?;
@@ -225,4 +237,71 @@ fn measure(args: &Args) -> Result<Report, Box<dyn std::error::Error>> {
     }
 
     Ok(report)
+}
+
+/// `--counters`: git builds side by side on system calls per operation.
+fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    use perf::git_counters::{compare, markdown, measure, GitScenario};
+    if !perf::syscalls::strace_works() {
+        return Err(
+            "--counters needs strace (apt-get install strace) and ptrace permission".into(),
+        );
+    }
+    let scenarios: Vec<GitScenario> = if args.scenarios.is_empty() {
+        GitScenario::ALL.to_vec()
+    } else {
+        args.scenarios
+            .iter()
+            .map(|n| GitScenario::from_name(n).ok_or_else(|| format!("unknown scenario {n:?}")))
+            .collect::<Result<_, _>>()?
+    };
+    let paths: Vec<PathBuf> = if args.git.is_empty() {
+        vec![git_binary(None)]
+    } else {
+        args.git.clone()
+    };
+    let mut gits = Vec::new();
+    for p in &paths {
+        let mut g = Git::new(p.clone())?;
+        g.timeout = std::time::Duration::from_secs(args.git_timeout);
+        gits.push(g);
+    }
+    let mut series = Vec::new();
+    let mut regressions = Vec::new();
+    for sc in scenarios {
+        let mut row = Vec::new();
+        for g in &gits {
+            eprintln!("{} on {}", sc.name(), g.path().display());
+            row.push(measure(g, sc, &args.sizes)?);
+        }
+        for b in &row[1..] {
+            regressions.extend(compare(&row[0], b));
+        }
+        series.extend(row);
+        series.push(perf::git_counters::measure_ours(sc, &args.sizes)?);
+    }
+    let md = markdown(&series, &regressions);
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "series": series,
+        "regressions": regressions,
+    }))?;
+    for (path, text) in [(&args.json, &json), (&args.markdown, &md)] {
+        if let Some(p) = path {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(p, text)?;
+        }
+    }
+    if args.json.is_none() && args.markdown.is_none() {
+        print!("{md}");
+    }
+    for r in &regressions {
+        eprintln!("regression: {}: {}", r.scenario, r.detail);
+    }
+    Ok(if regressions.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
