@@ -510,3 +510,61 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
         skipped,
     })
 }
+
+/// A log-log plot per scenario: every git's system calls per operation (total) and our
+/// blocks read per operation, over the sizes.
+pub fn svg(series: &[GitSeries]) -> String {
+    use crate::report::{panel, Line};
+    use std::fmt::Write;
+    const PALETTE: [&str; 8] = [
+        "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+    ];
+    let mut scenarios: Vec<&str> = series.iter().map(|x| x.scenario.as_str()).collect();
+    scenarios.dedup();
+    let (pw, ph, cols) = (460.0, 300.0, 2usize);
+    let rows = scenarios.len().div_ceil(cols);
+    let mut out = String::new();
+    let (w, h) = (pw * cols as f64, ph * rows as f64 + 30.0);
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="18" text-anchor="middle" font-size="14">git builds: system calls per operation (log-log); ours: blocks read per operation</text>"#,
+        w / 2.0
+    );
+    for (k, sc) in scenarios.iter().enumerate() {
+        let mut lines = Vec::new();
+        for (i, s) in series.iter().filter(|x| x.scenario == *sc).enumerate() {
+            let (name, label) = if s.path.is_empty() {
+                ("blocks_read", format!("{} blocks read", s.git))
+            } else {
+                (
+                    "total",
+                    s.git.trim_start_matches("git version ").to_string(),
+                )
+            };
+            let Some(vals) = s.values(name) else { continue };
+            lines.push(Line {
+                label,
+                color: if s.path.is_empty() {
+                    "#1f77b4"
+                } else {
+                    PALETTE[i % PALETTE.len()]
+                },
+                points: s
+                    .sizes
+                    .iter()
+                    .map(|&n| n as f64)
+                    .zip(vals.iter().copied())
+                    .collect(),
+            });
+        }
+        let (x0, y0) = ((k % cols) as f64 * pw, 30.0 + (k / cols) as f64 * ph);
+        panel(&mut out, x0, y0, pw, ph, sc, &lines);
+    }
+    out.push_str("</svg>\n");
+    out
+}

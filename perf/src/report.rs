@@ -448,13 +448,21 @@ impl Report {
     }
 }
 
-struct Line {
-    label: String,
-    color: &'static str,
-    points: Vec<(f64, f64)>,
+pub(crate) struct Line {
+    pub(crate) label: String,
+    pub(crate) color: &'static str,
+    pub(crate) points: Vec<(f64, f64)>,
 }
 
-fn panel(svg: &mut String, x0: f64, y0: f64, w: f64, h: f64, title: &str, lines: &[Line]) {
+pub(crate) fn panel(
+    svg: &mut String,
+    x0: f64,
+    y0: f64,
+    w: f64,
+    h: f64,
+    title: &str,
+    lines: &[Line],
+) {
     let (ml, mr, mt, mb) = (62.0, 30.0, 26.0, 40.0);
     let pts: Vec<(f64, f64)> = lines
         .iter()

@@ -31,6 +31,10 @@ struct Args {
     /// tombstone report.
     #[arg(long)]
     counters: bool,
+    /// With `--counters`: compare every `--git` with the first git of this JSON report (a
+    /// committed baseline, measured at the same `--sizes`) instead of with the first `--git`.
+    #[arg(long, requires = "counters")]
+    counters_baseline: Option<PathBuf>,
     /// Do not run git.
     #[arg(long)]
     no_git: bool,
@@ -266,6 +270,13 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         g.timeout = std::time::Duration::from_secs(args.git_timeout);
         gits.push(g);
     }
+    let baseline: Vec<perf::git_counters::GitSeries> = match &args.counters_baseline {
+        Some(p) => {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p)?)?;
+            serde_json::from_value(v["series"].clone())?
+        }
+        None => Vec::new(),
+    };
     let mut series = Vec::new();
     let mut regressions = Vec::new();
     for sc in scenarios {
@@ -274,8 +285,31 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("{} on {}", sc.name(), g.path().display());
             row.push(measure(g, sc, &args.sizes)?);
         }
-        for b in &row[1..] {
-            regressions.extend(compare(&row[0], b));
+        if args.counters_baseline.is_some() {
+            let base = baseline
+                .iter()
+                .find(|b| b.scenario == sc.name() && !b.path.is_empty());
+            match base {
+                Some(base) => {
+                    if base.sizes != args.sizes {
+                        return Err(format!(
+                            "{}: the baseline was measured at sizes {:?}, this run at {:?}",
+                            sc.name(),
+                            base.sizes,
+                            args.sizes
+                        )
+                        .into());
+                    }
+                    for b in &row {
+                        regressions.extend(compare(base, b));
+                    }
+                }
+                None => eprintln!("{}: not in the baseline, not compared", sc.name()),
+            }
+        } else {
+            for b in &row[1..] {
+                regressions.extend(compare(&row[0], b));
+            }
         }
         series.extend(row);
         series.push(perf::git_counters::measure_ours(sc, &args.sizes)?);
@@ -285,7 +319,12 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         "series": series,
         "regressions": regressions,
     }))?;
-    for (path, text) in [(&args.json, &json), (&args.markdown, &md)] {
+    let svg = perf::git_counters::svg(&series);
+    for (path, text) in [
+        (&args.json, &json),
+        (&args.markdown, &md),
+        (&args.svg, &svg),
+    ] {
         if let Some(p) = path {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir)?;
