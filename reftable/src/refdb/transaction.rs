@@ -1,7 +1,7 @@
 //! Transactions in two phases, as git's ref backends run them: [`RefDb::prepare`] locks the
-//! stack, checks every update and works out the records; [`PreparedTransaction::commit`]
-//! writes them as one table. Dropping a prepared transaction releases the lock and writes
-//! nothing.
+//! stack, checks every update and writes the records into a new table, unlisted;
+//! [`PreparedTransaction::commit`] lists it in `tables.list`. Dropping a prepared transaction
+//! deletes the table and releases the lock.
 //!
 //! Checks, in git 2.47's order (later gits report some faults in another order; the set of
 //! refused transactions is the same):
@@ -670,6 +670,7 @@ enum LogExtra {
 /// Everything a transaction's table is made of, besides the decided [`Output`].
 struct TableInput<'a> {
     work: &'a [Work],
+    null: ObjectId,
     ts: u64,
     committer: &'a Committer,
     max_message: usize,
@@ -685,13 +686,15 @@ fn write_records(
 ) -> Result<(usize, usize)> {
     let (work, ts) = (input.work, input.ts);
     w.set_limits(ts, ts)?;
+    // One record of each kind, refilled for every update: no allocation per record.
+    let mut rec = RefRecord::new(Vec::new(), ts, RefValue::Deletion);
     let mut refs = 0;
     for &(i, _) in &out.queued {
         let u = &work[i];
         if u.log_only {
             continue;
         }
-        let value = match &u.new {
+        rec.value = match &u.new {
             Some(Val::Symref(t)) => RefValue::Symref(t.clone()),
             Some(Val::Oid(id)) if id.is_null() => RefValue::Deletion,
             Some(Val::Oid(id)) => match objects.kind(id)? {
@@ -703,7 +706,9 @@ fn write_records(
             },
             None => continue,
         };
-        w.add_ref(&RefRecord::new(u.refname.clone(), ts, value))?;
+        rec.refname.clear();
+        rec.refname.extend_from_slice(&u.refname);
+        w.add_ref(&rec)?;
         refs += 1;
     }
     let committer = input.committer;
@@ -712,8 +717,26 @@ fn write_records(
     } else {
         committer.tz_offset
     };
+    let null = input.null;
+    let mut tombstone = LogRecord {
+        refname: Vec::new(),
+        update_index: ts,
+        value: LogValue::Deletion,
+    };
+    let mut entry = LogRecord {
+        refname: Vec::new(),
+        update_index: ts,
+        value: LogValue::Update(LogUpdate {
+            old_id: null,
+            new_id: null,
+            name: committer.name.clone(),
+            email: committer.email.clone(),
+            time: committer.time,
+            tz_offset,
+            message: Vec::new(),
+        }),
+    };
     let mut logs = 0;
-    let mut message = Vec::new();
     for (q, &(i, current)) in out.queued.iter().enumerate() {
         if !out.logs[q] {
             continue;
@@ -721,12 +744,11 @@ fn write_records(
         let u = &work[i];
         let new_id = match (out.extra.get(&q), &u.new) {
             (Some(LogExtra::Tombstones(entries)), _) => {
+                tombstone.refname.clear();
+                tombstone.refname.extend_from_slice(&u.refname);
                 for &update_index in entries {
-                    w.add_log(&LogRecord {
-                        refname: u.refname.clone(),
-                        update_index,
-                        value: LogValue::Deletion,
-                    })?;
+                    tombstone.update_index = update_index;
+                    w.add_log(&tombstone)?;
                     logs += 1;
                 }
                 continue;
@@ -735,33 +757,29 @@ fn write_records(
             (None, Some(Val::Oid(id))) => *id,
             (None, _) => continue,
         };
-        message.clear();
-        message.extend_from_slice(&u.message[..u.message.len().min(input.max_message)]);
-        if message.last() != Some(&b'\n') {
-            message.push(b'\n');
+        entry.refname.clear();
+        entry.refname.extend_from_slice(&u.refname);
+        let LogValue::Update(e) = &mut entry.value else {
+            unreachable!("built as an update above")
+        };
+        e.old_id = current;
+        e.new_id = new_id;
+        e.message.clear();
+        e.message
+            .extend_from_slice(&u.message[..u.message.len().min(input.max_message)]);
+        if e.message.last() != Some(&b'\n') {
+            e.message.push(b'\n');
         }
-        w.add_log(&LogRecord {
-            refname: u.refname.clone(),
-            update_index: ts,
-            value: LogValue::Update(LogUpdate {
-                old_id: current,
-                new_id,
-                name: committer.name.clone(),
-                email: committer.email.clone(),
-                time: committer.time,
-                tz_offset,
-                message: message.clone(),
-            }),
-        })?;
+        w.add_log(&entry)?;
         logs += 1;
     }
     Ok((refs, logs))
 }
 
 impl RefDb {
-    /// Check `updates` as one transaction with git's rules and work out what it writes,
-    /// holding `tables.list.lock` (the stack is reloaded under it when it changed). Nothing
-    /// is written until [`PreparedTransaction::commit`].
+    /// Check `updates` as one transaction with git's rules and write its table, holding
+    /// `tables.list.lock` (the stack is reloaded under it when it changed). No reader sees
+    /// anything until [`PreparedTransaction::commit`] lists the table.
     ///
     /// Errors: [`ErrorKind::Refname`] for invalid names, [`ErrorKind::NameConflict`] for
     /// D/F conflicts and duplicate updates, [`ErrorKind::OldValueMismatch`] when an old
@@ -844,6 +862,7 @@ impl RefDb {
         } = p;
         let input = TableInput {
             work: &work,
+            null,
             ts,
             committer,
             max_message,
