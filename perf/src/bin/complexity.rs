@@ -131,20 +131,8 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
 
 /// Run the scenarios (and git) and build the report.
 fn measure(args: &Args) -> Result<Report, Box<dyn std::error::Error>> {
-    let mut sizes = args.sizes.clone();
-    sizes.sort_unstable();
-    sizes.dedup();
-    if sizes.is_empty() || sizes[0] == 0 {
-        return Err("--sizes needs positive sizes".into());
-    }
-    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-        Scenario::ALL.to_vec()
-    } else {
-        args.scenarios
-            .iter()
-            .map(|n| Scenario::from_name(n).ok_or_else(|| format!("unknown scenario {n:?}")))
-            .collect::<Result<_, _>>()?
-    };
+    let sizes = sizes(args)?;
+    let scenarios = pick(&args.scenarios, &Scenario::ALL, Scenario::from_name)?;
     let mut report = Report {
         command: std::iter::once("complexity".to_string())
             .chain(std::env::args().skip(1))
@@ -251,14 +239,8 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             "--counters needs strace (apt-get install strace) and ptrace permission".into(),
         );
     }
-    let scenarios: Vec<GitScenario> = if args.scenarios.is_empty() {
-        GitScenario::ALL.to_vec()
-    } else {
-        args.scenarios
-            .iter()
-            .map(|n| GitScenario::from_name(n).ok_or_else(|| format!("unknown scenario {n:?}")))
-            .collect::<Result<_, _>>()?
-    };
+    let sizes = sizes(args)?;
+    let scenarios = pick(&args.scenarios, &GitScenario::ALL, GitScenario::from_name)?;
     let paths: Vec<PathBuf> = if args.git.is_empty() {
         vec![git_binary(None)]
     } else {
@@ -283,7 +265,7 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let mut row = Vec::new();
         for g in &gits {
             eprintln!("{} on {}", sc.name(), g.path().display());
-            row.push(measure(g, sc, &args.sizes)?);
+            row.push(measure(g, sc, &sizes)?);
         }
         if args.counters_baseline.is_some() {
             let base = baseline
@@ -291,12 +273,12 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 .find(|b| b.scenario == sc.name() && !b.path.is_empty());
             match base {
                 Some(base) => {
-                    if base.sizes != args.sizes {
+                    if base.sizes != sizes {
                         return Err(format!(
                             "{}: the baseline was measured at sizes {:?}, this run at {:?}",
                             sc.name(),
                             base.sizes,
-                            args.sizes
+                            sizes
                         )
                         .into());
                     }
@@ -312,7 +294,7 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
         }
         series.extend(row);
-        series.push(perf::git_counters::measure_ours(sc, &args.sizes)?);
+        series.push(perf::git_counters::measure_ours(sc, &sizes)?);
     }
     let md = markdown(&series, &regressions);
     let json = serde_json::to_string_pretty(&serde_json::json!({
@@ -343,4 +325,30 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--sizes` sorted, without repeats, all positive.
+fn sizes(args: &Args) -> Result<Vec<usize>, Box<dyn std::error::Error>> {
+    let mut sizes = args.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.is_empty() || sizes[0] == 0 {
+        return Err("--sizes needs positive sizes".into());
+    }
+    Ok(sizes)
+}
+
+/// The scenarios `--scenarios` names (every one of `all` when it names none).
+fn pick<S: Copy>(
+    names: &[String],
+    all: &[S],
+    from_name: fn(&str) -> Option<S>,
+) -> Result<Vec<S>, String> {
+    if names.is_empty() {
+        return Ok(all.to_vec());
+    }
+    names
+        .iter()
+        .map(|n| from_name(n).ok_or_else(|| format!("unknown scenario {n:?}")))
+        .collect()
 }
