@@ -59,7 +59,7 @@ impl LeafIndex {
 
     /// The block holding the first key `>= want`: the first entry whose (last) key is not
     /// smaller. `None` when every key of the section is smaller.
-    pub(crate) fn find(&self, want: &[u8], stats: &mut Stats) -> Option<u64> {
+    pub(crate) fn find(&self, want: &[u8], stats: &mut Stats) -> Option<(u64, &[u8])> {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -70,7 +70,7 @@ impl LeafIndex {
                 hi = mid;
             }
         }
-        self.blocks.get(lo).copied()
+        self.blocks.get(lo).map(|&b| (b, self.key(lo)))
     }
 
     /// Walk the index whose root level starts at `root`; `None` when it is not a well-formed

@@ -437,6 +437,10 @@ pub struct TableIter<R: Record> {
     /// The current (log) block's inflated contents were let go while records remain; they
     /// are inflated again before the next read.
     evicted: bool,
+    /// The key of the index entry an indexed seek followed (reused between seeks): every
+    /// key of the block it points at is at most this, which catches an entry pointing at a
+    /// later block.
+    bound: Vec<u8>,
     stats: Stats,
 }
 
@@ -469,6 +473,7 @@ impl<R: Record> TableIter<R> {
             pending: false,
             done: false,
             evicted: false,
+            bound: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -689,17 +694,41 @@ impl<R: Record> TableIter<R> {
 
     /// Seek through the in-memory leaf index: one binary search, then one block.
     fn leaf_seek(&mut self, leaf: &LeafIndex, key: &[u8]) -> Result<()> {
-        let Some(offset) = leaf.find(key, &mut self.stats) else {
+        let Some((offset, bound)) = leaf.find(key, &mut self.stats) else {
             self.done = true;
             return Ok(());
         };
         match self.load_block_at(offset, Some(R::BLOCK_TYPE))? {
-            Some(b) => self.seek_in_block(&b, key),
+            Some(b) => {
+                self.seek_in_block(&b, key)?;
+                self.check_bound(&b, bound)
+            }
             None => Err(corrupt(
                 offset,
                 "index entry points at a block of another section",
             )),
         }
+    }
+
+    /// After an indexed seek landed in `b`: the index entry that led there has the block's
+    /// last key, which is at or after the key sought, so the seek must have found a record
+    /// (else the entry points at an earlier block, and the records after it would come out
+    /// as if they were the ones sought) and that record cannot be past the entry's key (else
+    /// the entry points at a later block and the records in between would be skipped).
+    fn check_bound(&mut self, b: &BlockInfo, bound: &[u8]) -> Result<()> {
+        let problem = if !self.pending {
+            Some("index entry points at a block of keys before the key sought")
+        } else {
+            self.stats.key_comparisons += 1;
+            (self.cursor.key() > bound)
+                .then_some("index entry points at a block of keys past the entry's own key")
+        };
+        if let Some(why) = problem {
+            self.pending = false;
+            self.done = true;
+            return Err(corrupt(b.offset, why));
+        }
+        Ok(())
     }
 
     /// Seek through the index: scan the root level, then descend one block per level.
@@ -721,7 +750,11 @@ impl<R: Record> TableIter<R> {
             // The root level is a few consecutive index blocks: pick the block by first keys,
             // then binary-search its restart points, as in any other section.
             root.linear_seek_from(first, key)?;
-            Ok(root.next_record()?.map(|r| r.offset))
+            Ok(root.next_record()?.map(|r| {
+                self.bound.clear();
+                self.bound.extend_from_slice(&r.last_key);
+                r.offset
+            }))
         })();
         self.stats += root.stats;
         root.stats = Stats::default();
@@ -755,6 +788,15 @@ impl<R: Record> TableIter<R> {
                         "index block has no key at or after one its parent entry promised",
                     ));
                 }
+                self.stats.key_comparisons += 1;
+                if idx_rec.last_key > self.bound {
+                    return Err(corrupt(
+                        b.offset,
+                        "index entry points at a block of keys past the entry's own key",
+                    ));
+                }
+                self.bound.clear();
+                self.bound.extend_from_slice(&idx_rec.last_key);
                 parent = b.offset;
                 idx = idx_rec.offset;
                 continue;
@@ -769,7 +811,11 @@ impl<R: Record> TableIter<R> {
                     ),
                 ));
             }
-            return self.seek_in_block(&b, key);
+            self.seek_in_block(&b, key)?;
+            let bound = std::mem::take(&mut self.bound);
+            let r = self.check_bound(&b, &bound);
+            self.bound = bound;
+            return r;
         }
     }
 
@@ -1065,5 +1111,86 @@ mod tests {
         }
         let all = t.stats().since(before);
         assert_eq!((all.blocks_read, all.key_comparisons), (120, 624));
+    }
+
+    /// An index entry moved to point at the next block, or back at the previous one: a
+    /// lookup of a key of the block it should point at is an error, through the index blocks and through the in-memory leaf
+    /// index alike, never a silent "not found".
+    #[test]
+    fn an_index_entry_pointing_at_a_later_block_is_corrupt() {
+        use crate::codec::record::IndexRecord;
+        use crate::codec::varint;
+        let opts = WriteOptions {
+            block_size: 256,
+            ..WriteOptions::default()
+        };
+        let t = write(&refs(200), &[], opts);
+        let index = t.info().refs.index_offset;
+        assert!(index > 0, "the table has a ref index");
+        // The index block's first two entries: their record offsets and block pointers.
+        let mut entries = Vec::new();
+        let mut walk = t.blocks();
+        while let Some(b) = walk.next_block() {
+            let (info, data) = b.unwrap();
+            if info.offset == index {
+                crate::walk::for_each_record::<IndexRecord>(&info, data, &t.codec_context(), |r| {
+                    entries.push((
+                        info.offset as usize + r.offset,
+                        r.rec.offset,
+                        r.rec.last_key.clone(),
+                    ))
+                });
+            }
+        }
+        // Entry 1 points at the second block (offset 256); make it point at the third,
+        // whose offset has a varint of the same length.
+        let (at, ptr, key) = entries[1].clone();
+        let next_ptr = entries[2].1;
+        let mut bytes = t.bytes().to_vec();
+        // The value varint follows the key: prefix length, suffix length and type, suffix.
+        let (prefix, l1) = varint::get(&bytes[at..]).unwrap();
+        let (_, l2) = varint::get(&bytes[at + l1..]).unwrap();
+        let ptr_at = at + l1 + l2 + key.len() - prefix as usize;
+        assert_eq!(varint::get(&bytes[ptr_at..]).unwrap(), (ptr, 2));
+        let mut enc = Vec::new();
+        varint::put(&mut enc, next_ptr);
+        assert_eq!(enc.len(), 2);
+        bytes[ptr_at..ptr_at + 2].copy_from_slice(&enc);
+        let damaged = Table::from_bytes("t.ref", bytes.clone()).unwrap();
+        // The first key of the second block: just past entry 0's key.
+        let victim = refs(200)
+            .into_iter()
+            .map(|r| r.refname)
+            .find(|n| n[..] > entries[0].2[..])
+            .unwrap();
+        assert!(t.read_ref(&victim).unwrap().is_some());
+        for round in 0..(LEAF_INDEX_AFTER + 2) {
+            let r = damaged.read_ref(&victim);
+            assert!(r.is_err(), "lookup {round}: {r:?}");
+        }
+        // Entry 2 pointing back at the second block (as entry 1 does): a lookup of a key
+        // of the third block would otherwise start in the second and take the third's
+        // first record for the answer.
+        let (at2, ptr2, key2) = entries[2].clone();
+        let mut bytes = t.bytes().to_vec();
+        let (prefix, l1) = varint::get(&bytes[at2..]).unwrap();
+        let (_, l2) = varint::get(&bytes[at2 + l1..]).unwrap();
+        let ptr_at = at2 + l1 + l2 + key2.len() - prefix as usize;
+        assert_eq!(varint::get(&bytes[ptr_at..]).unwrap(), (ptr2, 2));
+        let mut enc = Vec::new();
+        varint::put(&mut enc, ptr);
+        bytes[ptr_at..ptr_at + 2].copy_from_slice(&enc);
+        let damaged = Table::from_bytes("t.ref", bytes).unwrap();
+        let victim = refs(200)
+            .into_iter()
+            .map(|r| r.refname)
+            .filter(|n| n[..] > entries[1].2[..])
+            .nth(1)
+            .unwrap();
+        assert!(t.read_ref(&victim).unwrap().is_some());
+        for round in 0..(LEAF_INDEX_AFTER + 2) {
+            let r = damaged.read_ref(&victim);
+            assert!(r.is_err(), "lookup {round} of a later block's key: {r:?}");
+        }
     }
 }
