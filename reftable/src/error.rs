@@ -165,6 +165,12 @@ pub enum Refusal {
         /// The object.
         id: ObjectId,
     },
+    /// A rename or copy of a symref, which git's backend cannot move with its reflog
+    /// ([`ErrorKind::Api`]).
+    SymrefNotMovable {
+        /// The symref.
+        name: Vec<u8>,
+    },
 }
 
 impl Refusal {
@@ -179,6 +185,7 @@ impl Refusal {
                 ErrorKind::OldValueMismatch
             }
             Refusal::MissingObject { .. } | Refusal::NonCommit { .. } => ErrorKind::InvalidObject,
+            Refusal::SymrefNotMovable { .. } => ErrorKind::Api,
         }
     }
 }

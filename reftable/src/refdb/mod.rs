@@ -12,7 +12,8 @@
 //! - [`objects`]: what the caller tells transactions about objects ([`ObjectLookup`]);
 //! - [`read`]: reading refs ([`LiveRefs`]);
 //! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
-//! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]).
+//! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]);
+//! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]).
 
 use std::path::Path;
 
@@ -22,6 +23,7 @@ use crate::stack::{Stack, StackOptions};
 pub mod objects;
 pub mod read;
 pub mod reflog;
+mod rename;
 pub mod transaction;
 pub mod update;
 

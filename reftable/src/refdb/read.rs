@@ -133,6 +133,18 @@ impl View<'_> {
         extras: &dyn SortedNames,
         scan: &mut Option<MergedIter<RefRecord>>,
     ) -> Result<()> {
+        self.check_available_except(name, extras, scan, None)
+    }
+
+    /// [`View::check_available`] where the existing ref `skip` does not count (a ref being
+    /// renamed does not conflict with its new name).
+    pub(crate) fn check_available_except(
+        &self,
+        name: &[u8],
+        extras: &dyn SortedNames,
+        scan: &mut Option<MergedIter<RefRecord>>,
+        skip: Option<&[u8]>,
+    ) -> Result<()> {
         let conflict = |existing: &[u8], in_transaction: bool| {
             let msg = if in_transaction {
                 format!(
@@ -158,7 +170,7 @@ impl View<'_> {
         };
         for (i, _) in name.iter().enumerate().filter(|(_, &c)| c == b'/') {
             let dir = &name[..i];
-            if self.raw_ref(dir)?.is_some() {
+            if skip != Some(dir) && self.raw_ref(dir)?.is_some() {
                 return Err(conflict(dir, false));
             }
             // `extras` is sorted: binary searches keep big transactions linear.
@@ -180,7 +192,7 @@ impl View<'_> {
             if !r.refname.starts_with(&dir) {
                 break;
             }
-            if !r.is_deletion() {
+            if !r.is_deletion() && skip != Some(&r.refname[..]) {
                 return Err(conflict(&r.refname.clone(), false));
             }
         }
