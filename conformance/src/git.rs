@@ -140,6 +140,11 @@ impl Git {
         &self.version
     }
 
+    /// The scratch home directory git runs with.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// The binary.
     pub fn bin(&self) -> &Path {
         &self.bin
@@ -182,6 +187,17 @@ impl Git {
 
     /// Run a prepared command (see [`Git::command`]) with a timeout.
     pub fn run_command(&self, c: &mut Command, args: &[&str], stdin: &str) -> Output {
+        self.run_command_within(c, args, stdin, self.timeout)
+    }
+
+    /// Like [`Git::run_command`], killed after `timeout` (a hang is an [`Exit::Timeout`]).
+    pub fn run_command_within(
+        &self,
+        c: &mut Command,
+        args: &[&str],
+        stdin: &str,
+        timeout: Duration,
+    ) -> Output {
         let child = c
             .args(args)
             .stdin(Stdio::piped())
@@ -212,7 +228,7 @@ impl Git {
         };
         let err = read_all(child.stderr.take().expect("piped"));
         let mut out_pipe = child.stdout.take().expect("piped");
-        let (exit, stdout) = finish_reading(&mut child, &mut out_pipe, self.timeout);
+        let (exit, stdout) = finish_reading(&mut child, &mut out_pipe, timeout);
         if let Some(w) = writer {
             let _ = w.join();
         }

@@ -9,6 +9,8 @@ pub mod case;
 pub mod casedir;
 mod checks;
 pub mod cpu;
+pub mod damage;
+pub mod damaged;
 pub mod divergence;
 pub mod expected;
 mod expiry;

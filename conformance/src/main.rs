@@ -60,6 +60,44 @@ struct RunArgs {
     no_minimize: bool,
 }
 
+#[derive(clap::Args, Clone)]
+struct DamagedArgs {
+    /// Seed (of the bases and of the damage).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Undamaged stacks to start from (the git side of the gate's cases of the seed; every
+    /// other one compacted by `git pack-refs`).
+    #[arg(long, default_value_t = 8)]
+    bases: u64,
+    /// Damaged stacks to try at most.
+    #[arg(long, default_value_t = 2000)]
+    trials: u64,
+    /// Stop trying after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    /// A command still running after this many seconds is a hang.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Parallel jobs.
+    #[arg(long, default_value_t = default_jobs())]
+    jobs: usize,
+    /// The git binary (default: REFTABLE_TEST_GIT, else git on PATH).
+    #[arg(long)]
+    git: Option<PathBuf>,
+    /// Where findings (damaged repository, repro.sh) are written.
+    #[arg(long, default_value = "target/conformance/damaged")]
+    out: PathBuf,
+    /// Write the JSON report here.
+    #[arg(long)]
+    report_json: Option<PathBuf>,
+    /// Write the Markdown report here.
+    #[arg(long)]
+    report_md: Option<PathBuf>,
+    /// Do not take backtraces of git's crashes with gdb.
+    #[arg(long)]
+    no_gdb: bool,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run generated cases on git and on us.
@@ -80,6 +118,11 @@ enum Cmd {
         #[arg(long)]
         git: Option<PathBuf>,
     },
+    /// Damage stacks the gate wrote and hand them to git and to us: git's crashes, hangs,
+    /// hidden load errors and files touched outside the repository are reported (distinct
+    /// crash sites by backtrace, each minimized with a reproducer); any such finding on our
+    /// side fails the run.
+    Damaged(DamagedArgs),
     /// Print what the git under test does (the probe the gate runs at start).
     Probe {
         /// The git binary.
@@ -170,6 +213,7 @@ fn run_cmd(args: RunArgs) -> i32 {
             g.version, g.path, r.seed, r.shard, g.cases, g.operations, total,
             g.operations_per_second, g.unexpected_divergences, g.expected_divergences
         );
+
     }
     for d in &r.git_defects {
         println!(
@@ -228,6 +272,65 @@ fn replay(dir: &Path, git: Option<PathBuf>) -> i32 {
     1
 }
 
+fn damaged(a: DamagedArgs) -> i32 {
+    let e = env(a.git.as_deref());
+    let gdb = !a.no_gdb
+        && std::process::Command::new("gdb")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    eprintln!(
+        "damaged: git {} ({}); backtraces: {}",
+        e.git.version(),
+        e.git.bin().display(),
+        if gdb {
+            "gdb"
+        } else {
+            "none (signal and command only)"
+        }
+    );
+    let cfg = conformance::damaged::DamageConfig {
+        seed: a.seed,
+        bases: a.bases,
+        trials: a.trials,
+        budget: std::time::Duration::from_secs(a.seconds),
+        timeout: std::time::Duration::from_secs(a.timeout),
+        jobs: a.jobs,
+        out: a.out,
+        gdb,
+    };
+    let r = conformance::damaged::run_damaged(&e, &cfg).unwrap_or_else(|err| {
+        eprintln!("conformance: {err}");
+        std::process::exit(2);
+    });
+    if let Some(p) = &a.report_json {
+        let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
+    }
+    if let Some(p) = &a.report_md {
+        let _ = std::fs::write(p, r.markdown());
+    }
+    for f in r.ours_findings.iter().chain(&r.git_findings) {
+        println!(
+            "{} {} on {}: {} (seen {}){}",
+            f.side,
+            f.class,
+            f.command,
+            f.signature,
+            f.count,
+            f.case_dir
+                .as_ref()
+                .map(|d| format!(" -> {d}"))
+                .unwrap_or_default()
+        );
+    }
+    let crashes = r.git_findings.iter().filter(|f| f.class == "crash").count();
+    println!(
+        "git {}: {} bases, {} damaged stacks, {} commands, {:.0} s; git: {} distinct findings ({crashes} crash sites); ours: {} findings",
+        r.version, r.bases, r.trials, r.commands, r.seconds, r.git_findings.len(), r.ours_findings.len()
+    );
+    i32::from(!r.ours_findings.is_empty())
+}
+
 fn probe(git: Option<PathBuf>) -> i32 {
     let e = env(git.as_deref());
     println!(
@@ -258,6 +361,7 @@ fn main() {
                 2
             }
         }
+        Some(Cmd::Damaged(a)) => damaged(a),
         Some(Cmd::Probe { git }) => probe(git),
     };
     std::process::exit(code);

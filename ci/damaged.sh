@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The damaged-stack gate: stacks the gate wrote, damaged structure by structure and handed to
+# git's readers and writers and to ours. Fails (exit 1) on any crash, hang, file touched
+# outside the repository or silent wrong answer on our side; git's findings are reported.
+#
+#   ci/damaged.sh [--git PATH] [--trials N] [--seconds S] [--seed S] [--bases N]
+#
+# Reports go to target/conformance/damaged.{json,md}, each distinct git finding (minimized,
+# with a git-only repro.sh) to target/conformance/damaged/. Backtraces need gdb (optional).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p target/conformance
+cargo build --release --locked -p conformance
+exec target/release/conformance damaged \
+  --report-json target/conformance/damaged.json \
+  --report-md target/conformance/damaged.md \
+  "$@"
