@@ -131,6 +131,9 @@ pub struct CaseResult {
     /// Transactions git refused for storage reasons (entry too large), which the model
     /// cannot judge.
     pub model_not_applicable: u64,
+    /// Operations by kind (`txn`, `branch -m`, ...): how many ran and how many git accepted.
+    #[serde(default)]
+    pub kinds: BTreeMap<String, [u64; 2]>,
     /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
     /// accepted, such as a deleted HEAD or a symref loop).
     pub twin_retired: Option<String>,
@@ -416,6 +419,9 @@ impl<'e> Executor<'e> {
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;
         };
+        let k = self.result.kinds.entry(op.kind().to_string()).or_default();
+        k[0] += 1;
+        k[1] += u64::from(git_res.is_ok());
         let c = verdict::compare(&git_res, &ours_res, model_res.as_ref());
         for check in c.compared {
             self.count(check);

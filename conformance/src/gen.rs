@@ -106,6 +106,8 @@ pub enum AOp {
     /// Create one ref whose record is `delta` bytes longer than what exactly fills the
     /// first ref block of a one-ref table (0: fills it exactly; 1: one byte too long).
     FillBlock(i8, u8),
+    /// `git branch -m/-M/-c/-C`: (old pick, new pick, new-name shape, copy, force).
+    Branch(u8, u8, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -144,6 +146,8 @@ fn aop() -> impl Strategy<Value = AOp> {
         1 => any::<bool>().prop_map(AOp::Pack),
         2 => (prop_oneof![4 => Just(0i8), 1 => -3i8..=-1, 1 => Just(1i8)], any::<u8>())
             .prop_map(|(d, v)| AOp::FillBlock(d, v)),
+        2 => (any::<u8>(), any::<u8>(), 0u8..6, proptest::bool::weighted(0.3), proptest::bool::weighted(0.3))
+            .prop_map(|(a, b, shape, copy, force)| AOp::Branch(a, b, shape, copy, force)),
     ]
 }
 
@@ -272,6 +276,72 @@ impl Resolver {
             OldSpec::Other(v) => Some(Value::oid(&self.pool.value(v))),
             OldSpec::Absent => Some(Value::oid(null)),
         }
+    }
+
+    /// A `git branch -m/-c` the model can follow: `HEAD` a symref to a branch (or
+    /// detached), the old branch existing or not checked out, a new name that is not the
+    /// old one, not checked out, and has no reflog of its own when it is overwritten (the
+    /// interleaving of two reflogs by update index is not modelled).
+    fn branch(
+        &self,
+        model: &Model,
+        a: u8,
+        b: u8,
+        shape: u8,
+        copy: bool,
+        force: bool,
+    ) -> Option<Op> {
+        const HEADS: &str = "refs/heads/";
+        // git's command takes the end of HEAD's symref chain for the checked-out branch,
+        // its backend HEAD's own target: one hop keeps the two the same.
+        let head = match model.refs.get("HEAD") {
+            Some(MValue::Symref(t))
+                if t.starts_with(HEADS)
+                    && !matches!(model.refs.get(t), Some(MValue::Symref(_))) =>
+            {
+                Some(t.clone())
+            }
+            Some(MValue::Oid(_)) => None,
+            _ => return None,
+        };
+        let branches: Vec<&String> = model.refs.keys().filter(|k| k.starts_with(HEADS)).collect();
+        let old = match branches.get(a as usize % branches.len().max(1)) {
+            // Now and then a name that may not exist.
+            Some(n) if a % 8 != 0 => (*n).clone(),
+            _ => self.name(a),
+        };
+        let old_short = old.strip_prefix(HEADS)?.to_string();
+        let pool_branch = |i: u8| {
+            (0..self.names.len())
+                .map(|k| self.name(i.wrapping_add(k as u8)))
+                .find(|n| n.starts_with(HEADS) && n != &old)
+        };
+        let new_short = match shape {
+            0 => format!("{old_short}/x"),
+            1 => pool_branch(b)?.strip_prefix(HEADS)?.to_string(),
+            2 => branches
+                .get(b as usize % branches.len().max(1))?
+                .strip_prefix(HEADS)?
+                .to_string(),
+            3 => "bad..name".to_string(),
+            _ => format!("moved-{b}"),
+        };
+        let new = format!("{HEADS}{new_short}");
+        let exists = |n: &str| model.resolve(n).is_some() || model.refs.contains_key(n);
+        let checked_out = |n: &str| head.as_deref() == Some(n);
+        if new == old
+            || (checked_out(&old) && !exists(&old))
+            || (force && exists(&new) && (checked_out(&new) || model.logs.contains_key(&new)))
+            || (!exists(&new) && model.logs.contains_key(&new))
+        {
+            return None;
+        }
+        Some(Op::Branch {
+            old: old_short,
+            new: new_short,
+            copy,
+            force,
+        })
     }
 
     /// The concrete operation for `op`; `None` when it resolves to nothing.
@@ -446,6 +516,9 @@ impl Resolver {
                 rewrite: *r,
             }),
             AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto }),
+            AOp::Branch(a, b, shape, copy, force) => {
+                self.branch(model, *a, *b, *shape, *copy, *force)
+            }
             AOp::FillBlock(delta, v) => {
                 let len = filling_name_length(self.block_size, self.hash, *delta)?;
                 Some(Op::Txn {

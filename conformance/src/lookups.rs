@@ -38,6 +38,10 @@ pub(crate) fn touched(op: &Op) -> Vec<String> {
             out.push(refname.clone())
         }
         Op::PackRefs { .. } => {}
+        Op::Branch { old, new, .. } => {
+            out.push(format!("refs/heads/{old}"));
+            out.push(format!("refs/heads/{new}"));
+        }
     }
     out
 }

@@ -213,7 +213,12 @@ fn run_cmd(args: RunArgs) -> i32 {
             g.version, g.path, r.seed, r.shard, g.cases, g.operations, total,
             g.operations_per_second, g.unexpected_divergences, g.expected_divergences
         );
-
+        let kinds: Vec<String> = g
+            .kinds
+            .iter()
+            .map(|(k, [n, ok])| format!("{k} {n}/{ok}"))
+            .collect();
+        println!("  operations run/accepted by git: {}", kinds.join(", "));
     }
     for d in &r.git_defects {
         println!(

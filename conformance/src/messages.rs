@@ -210,6 +210,50 @@ pub const WORDINGS: &[Wording] = &[
         versions: ">= 2.50.0",
         origin: "builtin/reflog.c, reflog.c",
     },
+    // `git branch -m/-c`: the command's own checks, then the backend's.
+    Wording {
+        class: NoBranch,
+        format: "no branch named '%s'",
+        versions: "*",
+        origin: "builtin/branch.c copy_or_rename_branch",
+    },
+    Wording {
+        class: BranchExists,
+        format: "a branch named '%s' already exists",
+        versions: "*",
+        origin: "branch.c validate_new_branchname",
+    },
+    Wording {
+        class: BadName,
+        format: "'%s' is not a valid branch name",
+        versions: "*",
+        origin: "branch.c validate_branchname",
+    },
+    Wording {
+        class: SymrefNotMovable,
+        format: "refname %s is a symbolic ref, copying it is not supported",
+        versions: "*",
+        origin: "refs/reftable-backend.c write_copy_table (the same words for a rename)",
+    },
+    // The command's last words when the backend failed: alone (the wordings above come
+    // first), they mean a failure the backend does not report, in the gate's cases a record
+    // too large for the block size (the new name's reflog entries are always written).
+    // (Before f57cc987a9, 2.46.0, a copy into a directory of its own name also ended with
+    // these words alone: the backend skipped the old name in a copy's D/F check too, and
+    // the reftable library's refusal printed nothing. That is a git defect of 2.45, an
+    // expected divergence there, not a second meaning of the wording.)
+    Wording {
+        class: EntryTooLarge,
+        format: "branch copy failed",
+        versions: "*",
+        origin: "builtin/branch.c copy_or_rename_branch after REFTABLE_ENTRY_TOO_BIG_ERROR from write_copy_table",
+    },
+    Wording {
+        class: EntryTooLarge,
+        format: "branch rename failed",
+        versions: "*",
+        origin: "builtin/branch.c copy_or_rename_branch after REFTABLE_ENTRY_TOO_BIG_ERROR from write_copy_table",
+    },
 ];
 
 /// Refusals git reports by exit status alone: the reflog commands return the reftable

@@ -105,6 +105,8 @@ pub struct GitSection {
     pub expected_divergences: u64,
     /// Known divergences in this git's range that no longer reproduce.
     pub stale_expected: Vec<String>,
+    /// Operations by kind: how many ran and how many git accepted.
+    pub kinds: BTreeMap<String, [u64; 2]>,
 }
 
 /// The JSON report of a run.
@@ -194,6 +196,16 @@ impl Report {
                 g.expected_divergences,
                 g.stale_expected.len()
             ));
+        }
+        for g in &self.gits {
+            let kinds: Vec<String> = g
+                .kinds
+                .iter()
+                .map(|(k, [n, ok])| format!("{k} {n} ({ok} accepted by git)"))
+                .collect();
+            if !kinds.is_empty() {
+                s.push_str(&format!("\ngit {}: {}.\n", g.version, kinds.join(", ")));
+            }
         }
         for g in &self.gits {
             s.push_str(&format!(

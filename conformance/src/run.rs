@@ -148,6 +148,11 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
                 sec.unexpected_divergences += unexpected as u64;
                 sec.expected_divergences += (records.len() - unexpected) as u64;
                 add_comparisons(&mut sec.comparisons, &result.comparisons);
+                for (k, [n, ok]) in &result.kinds {
+                    let e = sec.kinds.entry(k.clone()).or_default();
+                    e[0] += n;
+                    e[1] += ok;
+                }
                 for e in defects {
                     add_defect(r, env, known, &e);
                 }

@@ -197,6 +197,19 @@ pub fn git_only(
                     if *auto { " --auto" } else { "" }
                 ));
             }
+            Op::Branch {
+                old,
+                new,
+                copy,
+                force,
+            } => {
+                s.push_str(&format!(
+                    "\"$GIT\" branch {} {} {}\n",
+                    Op::branch_flag(*copy, *force),
+                    sh_quote(old),
+                    sh_quote(new)
+                ));
+            }
         }
         s.push_str("echo \"exit $?\"\nstate\n");
     }

@@ -24,6 +24,9 @@ pub fn classify_ours(e: &reftable::Error) -> Option<ErrClass> {
     if let Some(f) = crate::model::library_fault(e) {
         return Some(ErrClass::of_fault(f));
     }
+    if let Some(reftable::Refusal::SymrefNotMovable { .. }) = e.refusal() {
+        return Some(ErrClass::SymrefNotMovable);
+    }
     match e.kind() {
         reftable::ErrorKind::Lock => Some(ErrClass::Lock),
         reftable::ErrorKind::EntryTooBig => Some(ErrClass::EntryTooLarge),
@@ -70,7 +73,106 @@ impl Executor<'_> {
                 rewrite,
             } => self.run_reflog_delete(refname, *index, *rewrite),
             Op::PackRefs { auto } => self.run_pack_refs(*auto),
+            Op::Branch {
+                old,
+                new,
+                copy,
+                force,
+            } => self.run_branch(old, new, *copy, *force),
         }
+    }
+
+    /// `git branch -m/-M/-c/-C` against ours: the command's own checks (in its order), the
+    /// library's rename or copy, and for a rename of `HEAD`'s branch the symref update of
+    /// `HEAD` that follows it.
+    fn run_branch(&mut self, old: &str, new: &str, copy: bool, force: bool) -> Outcomes {
+        let repo = self.repo.path().to_path_buf();
+        let flag = crate::ops::Op::branch_flag(copy, force);
+        let out = self.env.git.run_auto(
+            &repo,
+            &["branch", flag, old, new],
+            "",
+            self.tick,
+            self.opts.auto_compaction,
+        );
+        let git_res = self.git_verdict(out)?;
+        let oldref = format!("refs/heads/{old}");
+        let newref = format!("refs/heads/{new}");
+        let message = format!(
+            "Branch: {} {oldref} to {newref}",
+            if copy { "copied" } else { "renamed" }
+        );
+        let ours_res = self.our_branch(&oldref, &newref, copy, force, &message);
+        if ours_res.is_ok() {
+            let time = BASE_TIME + 60 * self.tick;
+            self.model
+                .move_branch(&oldref, &newref, copy, &message, time);
+            self.twin_changed = true;
+            if let Some((_, twin)) = &self.twin {
+                if let Err(e) = twin.move_branch(&oldref, &newref, copy) {
+                    self.result.twin_retired = Some(e);
+                    self.twin = None;
+                }
+            }
+        }
+        Some((git_res, ours_res, None))
+    }
+
+    fn our_branch(
+        &mut self,
+        oldref: &str,
+        newref: &str,
+        copy: bool,
+        force: bool,
+        message: &str,
+    ) -> Result<(), Refused> {
+        let db = &mut self.db;
+        let exists = |db: &reftable::refdb::RefDb, n: &str| {
+            db.resolve(n.as_bytes()).ok().flatten().is_some()
+        };
+        if !exists(db, oldref) {
+            return Err(refused(ErrClass::NoBranch, "no branch named (git branch)"));
+        }
+        if !is_valid_refname(newref.as_bytes(), true) {
+            return Err(refused(
+                ErrClass::BadName,
+                "not a valid branch name (git branch)",
+            ));
+        }
+        if exists(db, newref) && !force {
+            return Err(refused(
+                ErrClass::BranchExists,
+                "a branch already exists (git branch)",
+            ));
+        }
+        let head_follows = !copy
+            && matches!(
+                db.read_ref(b"HEAD"),
+                Ok(Some(reftable::RefRecord { value: reftable::RefValue::Symref(ref t), .. })) if t == oldref.as_bytes()
+            );
+        let c = self.committer();
+        let r = if copy {
+            self.db
+                .copy_ref(oldref.as_bytes(), newref.as_bytes(), message.as_bytes(), &c)
+        } else {
+            self.db
+                .rename_ref(oldref.as_bytes(), newref.as_bytes(), message.as_bytes(), &c)
+        };
+        r.map_err(|e| our_refusal(&e))?;
+        if head_follows {
+            let u = reftable::refdb::RefUpdate::symref_update(
+                "HEAD",
+                newref,
+                reftable::refdb::Expected::Any,
+            )
+            .no_deref()
+            .message(message);
+            let pool = &self.env.pool(self.hash).pool;
+            self.db
+                .transaction(&[u], &c, &PoolObjects(pool))
+                .map_err(|e| our_refusal(&e))?;
+        }
+        Ok(())
     }
 
     /// One `update-ref --stdin` transaction; in interleaved cases every other one is written

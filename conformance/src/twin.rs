@@ -84,6 +84,28 @@ impl Twin {
         Ok(())
     }
 
+    /// `git branch -m/-c` git accepted: libgit2's own rename (a copy is a create), then
+    /// `HEAD` follows a renamed branch it pointed at, as git's command does.
+    pub fn move_branch(&self, old: &str, new: &str, copy: bool) -> Result<(), String> {
+        let e = |e: git2::Error| format!("libgit2: branch {old} -> {new}: {e}");
+        let mut r = self.repo.find_reference(old).map_err(e)?;
+        if copy {
+            let id = r
+                .target()
+                .ok_or_else(|| format!("libgit2: {old} is not a direct ref"))?;
+            self.repo.reference(new, id, true, "copy").map_err(e)?;
+            return Ok(());
+        }
+        let head_follows = matches!(self.read("HEAD"), Some(Value::Symref(t)) if t == old);
+        r.rename(new, true, "rename").map_err(e)?;
+        if head_follows {
+            self.repo
+                .reference_symbolic("HEAD", new, true, "rename")
+                .map_err(e)?;
+        }
+        Ok(())
+    }
+
     /// Every ref (HEAD and root refs included) with its direct value.
     pub fn refs(&self) -> Result<BTreeMap<String, SValue>, String> {
         let mut out = BTreeMap::new();

@@ -33,6 +33,12 @@ pub enum ErrClass {
     NoReflog,
     /// A record too large for the table's block size.
     EntryTooLarge,
+    /// `git branch -m/-c` of a branch that does not exist.
+    NoBranch,
+    /// `git branch -m/-c` onto an existing branch without force.
+    BranchExists,
+    /// `git branch -m/-c` of a symref (the backend cannot move one).
+    SymrefNotMovable,
 }
 
 impl ErrClass {
@@ -45,7 +51,12 @@ impl ErrClass {
             ErrClass::OldValue => Fault::OldValue,
             ErrClass::MissingObject => Fault::MissingObject,
             ErrClass::NonCommit => Fault::NonCommit,
-            ErrClass::Lock | ErrClass::NoReflog | ErrClass::EntryTooLarge => return None,
+            ErrClass::Lock
+            | ErrClass::NoReflog
+            | ErrClass::EntryTooLarge
+            | ErrClass::NoBranch
+            | ErrClass::BranchExists
+            | ErrClass::SymrefNotMovable => return None,
         })
     }
 

@@ -149,6 +149,44 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         auto: bool,
     },
+    /// `git branch -m` / `-M` / `-c` / `-C <old> <new>` (branch names without `refs/heads/`).
+    Branch {
+        /// The branch moved or copied.
+        old: String,
+        /// Its new name.
+        new: String,
+        /// `-c` / `-C` rather than `-m` / `-M`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        copy: bool,
+        /// `-M` / `-C`: overwrite an existing branch.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        force: bool,
+    },
+}
+
+impl Op {
+    /// The kind of operation, for counts in reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Txn { .. } => "update-ref transaction",
+            Op::ReflogExpire { .. } => "reflog expire",
+            Op::ReflogDelete { .. } => "reflog delete",
+            Op::PackRefs { auto: false } => "pack-refs",
+            Op::PackRefs { auto: true } => "pack-refs --auto",
+            Op::Branch { copy: false, .. } => "branch -m/-M",
+            Op::Branch { copy: true, .. } => "branch -c/-C",
+        }
+    }
+
+    /// The `git branch` flag of a [`Op::Branch`].
+    pub fn branch_flag(copy: bool, force: bool) -> &'static str {
+        match (copy, force) {
+            (false, false) => "-m",
+            (false, true) => "-M",
+            (true, false) => "-c",
+            (true, true) => "-C",
+        }
+    }
 }
 
 impl Op {
@@ -187,6 +225,12 @@ impl Op {
                 if *rewrite { " --rewrite" } else { "" }
             ),
             Op::PackRefs { auto } => format!("pack-refs{}", if *auto { " --auto" } else { "" }),
+            Op::Branch {
+                old,
+                new,
+                copy,
+                force,
+            } => format!("branch {} {old} {new}", Op::branch_flag(*copy, *force)),
         }
     }
 }

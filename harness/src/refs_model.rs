@@ -512,6 +512,58 @@ impl Model {
         }
     }
 
+    /// `git branch -m` / `-c` of `old` to `new` (full names) once git's checks passed: the
+    /// reftable backend's rename or copy (the new ref gets the old value; its reflog two
+    /// fresh entries for a rename, one for a copy, over the old reflog, which a rename
+    /// removes; a rename of `HEAD`'s branch logs to `HEAD` too), then for a rename of
+    /// `HEAD`'s branch the symref update that points `HEAD` at `new`. An existing `new`
+    /// is overwritten (`-M` / `-C`); its own reflog is assumed absent.
+    pub fn move_branch(&mut self, old: &str, new: &str, copy: bool, message: &str, time: u64) {
+        let Some(value) = self.refs.get(old).cloned() else {
+            return;
+        };
+        let Some(id) = self.resolve(old) else { return };
+        let null = self.null;
+        let mut msg = normalize(message);
+        msg.truncate(self.max_message);
+        msg.push(b'\n');
+        let entry = |old, new| MEntry {
+            old,
+            new,
+            message: msg.clone(),
+            time,
+        };
+        let head_follows = !copy && self.refs.get("HEAD") == Some(&MValue::Symref(old.to_string()));
+        let mut log = vec![entry(null, id)];
+        if !copy {
+            log.push(entry(id, null));
+        }
+        log.extend(self.logs.get(old).cloned().unwrap_or_default());
+        self.logs.insert(new.to_string(), log);
+        self.refs.insert(new.to_string(), value);
+        if copy {
+            return;
+        }
+        self.refs.remove(old);
+        self.logs.remove(old);
+        if head_follows {
+            self.logs
+                .entry("HEAD".into())
+                .or_default()
+                .insert(0, entry(id, null));
+            // The symref update: HEAD dangled (its branch is gone), so its entry starts from
+            // the null id; HEAD has a reflog now, so it is logged whatever the config.
+            self.refs
+                .insert("HEAD".into(), MValue::Symref(new.to_string()));
+            if self.should_log("HEAD") {
+                self.logs
+                    .entry("HEAD".into())
+                    .or_default()
+                    .insert(0, entry(null, id));
+            }
+        }
+    }
+
     /// The entries of `name`'s reflog git shows (and counts for `@{n}`): all but those whose
     /// old and new ids are both null, which look like existence markers to git.
     pub fn visible_entries(&self, name: &str) -> usize {
