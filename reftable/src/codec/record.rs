@@ -139,12 +139,22 @@ pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
 }
 
 /// Decode the key at the start of `data` on top of `key` (the previous key), in place.
-/// Returns the header; `key` then holds the full key.
+/// Returns the header; `key` then holds the full key. Keys of a block increase strictly: a
+/// key that does not sort after a previous one (not empty) is an error.
 #[inline]
 pub fn decode_key(data: &[u8], key: &mut Vec<u8>) -> Result<KeyHeader, &'static str> {
     let h = decode_key_header(data)?;
     if h.prefix_len > key.len() {
         return Err("key prefix length exceeds the previous key");
+    }
+    // Both keys share the first `prefix_len` bytes, so the new one sorts after the previous
+    // one exactly when its suffix sorts after the rest of the previous key (usually decided
+    // by the first byte).
+    if h.prefix_len == 0 && h.suffix_len == 0 {
+        return Err("empty key");
+    }
+    if !key.is_empty() && data[h.suffix_start..h.len()] <= key[h.prefix_len..] {
+        return Err("key does not sort after the previous key");
     }
     key.truncate(h.prefix_len);
     key.extend_from_slice(&data[h.suffix_start..h.len()]);
@@ -861,5 +871,24 @@ mod tests {
         // Suffix past the end.
         assert!(decode_key(&[0, 0x50, b'a'], &mut Vec::new()).is_err());
         let _ = HashId::Sha1;
+    }
+
+    /// A key that does not sort after the one before it (damage the gate's damaged-stack
+    /// mode made: a shortened prefix length) is refused, equal or smaller, with a shared
+    /// prefix or none.
+    #[test]
+    fn keys_must_increase() {
+        let sorts_after = |prev: &[u8], enc: &[u8]| decode_key(enc, &mut prev.to_vec());
+        // prefix 5 ("refs/"), suffix "a": "refs/a" after "refs/b".
+        let enc = [5, (1 << 3) | 1, b'a'];
+        assert_eq!(
+            sorts_after(b"refs/b", &enc),
+            Err("key does not sort after the previous key")
+        );
+        assert!(sorts_after(b"refs/", &enc).is_ok());
+        // The same key again, and a restart record (prefix 0) going back.
+        assert!(sorts_after(b"refs/a", &enc).is_err());
+        assert!(sorts_after(b"zz", &[0, (1 << 3) | 1, b'a']).is_err());
+        assert!(sorts_after(b"a", &[0, (1 << 3) | 1, b'b']).is_ok());
     }
 }
