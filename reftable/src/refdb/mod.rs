@@ -13,13 +13,15 @@
 //! - [`read`]: reading refs ([`LiveRefs`]);
 //! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
 //! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]);
-//! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]).
+//! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]);
+//! - [`migrate`]: refs and reflogs of git's files backend into a stack ([`RefDb::import`]).
 
 use std::path::Path;
 
 use crate::error::Result;
 use crate::stack::{Stack, StackOptions};
 
+pub mod migrate;
 pub mod objects;
 pub mod read;
 pub mod reflog;
@@ -27,6 +29,7 @@ mod rename;
 pub mod transaction;
 pub mod update;
 
+pub use migrate::{FilesLogEntry, FilesRefs, FilesValue};
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
 pub use read::LiveRefs;
 pub use reflog::{is_existence_marker, normalize_message, Expired, ReflogEntries};
