@@ -193,7 +193,12 @@ fn write_alternates(git_dir: &Path, objects: &Path) -> Result<(), String> {
 
 /// A repository of `format` in `dir`, as `git init` makes it (a copy of the env's freshly
 /// initialized template), with the case's options in its config and the pool as alternate.
-fn init_repo(env: &Env, dir: &Path, format: &str, opts: &CaseOptions) -> Result<(), String> {
+pub(crate) fn init_repo(
+    env: &Env,
+    dir: &Path,
+    format: &str,
+    opts: &CaseOptions,
+) -> Result<(), String> {
     let hash = opts.hash();
     crate::stack_files::copy_dir(env.template(format, hash), dir, None)?;
     write_alternates(&dir.join(".git"), &env.pool(hash).objects_dir)?;

@@ -617,11 +617,17 @@ fn backtrace(env: &Env, base: &Base, repo: &Path, command: &str) -> Option<Vec<S
     let text = String::from_utf8_lossy(&o.stdout);
     let mut frames = Vec::new();
     for line in text.lines().filter(|l| l.starts_with('#')) {
-        let rest = line.split_once("  ").map_or(line, |x| x.1).trim();
-        let rest =
-            rest.split_once(" in ")
-                .map_or(rest, |x| if x.0.starts_with("0x") { x.1 } else { rest });
-        let func = rest.split_whitespace().next().unwrap_or("?").to_string();
+        // `#3  0x000055555569abcd in func (args) at file:line` or `#3  func (args) ...`;
+        // a binary without symbols gives `?? ()`, and the address stands for the frame
+        // (gdb runs the program without address randomization, so it is stable).
+        let mut t = line.split_whitespace().skip(1);
+        let first = t.next().unwrap_or("?");
+        let (addr, func) = if first.starts_with("0x") {
+            t.next();
+            (Some(first), t.next().unwrap_or("??"))
+        } else {
+            (None, first)
+        };
         let libc = func.starts_with("__")
             || [
                 "raise",
@@ -630,15 +636,17 @@ fn backtrace(env: &Env, base: &Base, repo: &Path, command: &str) -> Option<Vec<S
                 "memmove",
                 "memcmp",
                 "strlen",
-                "??",
                 "pthread_kill",
                 "gsignal",
             ]
-            .iter()
-            .any(|f| func == *f);
-        if !libc {
-            frames.push(func);
+            .contains(&func);
+        if libc {
+            continue;
         }
+        frames.push(match (func, addr) {
+            ("??", Some(a)) => a.to_string(),
+            _ => func.to_string(),
+        });
         if frames.len() == 3 {
             break;
         }

@@ -18,6 +18,7 @@ pub mod gen;
 pub mod git;
 mod lookups;
 pub mod messages;
+pub mod migrate;
 pub mod minimize;
 pub mod pool;
 pub mod profile;

@@ -24,6 +24,9 @@ pub struct Features {
     pub include_root_refs: bool,
     /// `git refs migrate` (2.46).
     pub refs_migrate: bool,
+    /// `git refs migrate` takes reflogs along (2.48; 2.46 and 2.47 refuse a repository
+    /// with reflogs).
+    pub migrate_reflogs: bool,
     /// `git refs verify` (2.47).
     pub refs_verify: bool,
     /// `git update-ref --batch-updates` (2.50).
@@ -87,6 +90,7 @@ impl Profile {
             (f.reflog_list, "reflog list"),
             (f.include_root_refs, "--include-root-refs"),
             (f.refs_migrate, "refs migrate"),
+            (f.migrate_reflogs, "refs migrate with reflogs"),
             (f.refs_verify, "refs verify"),
             (f.batch_updates, "--batch-updates"),
             (f.reflog_drop, "reflog drop"),
@@ -165,6 +169,41 @@ impl Probe<'_> {
     }
 }
 
+/// Whether `git refs migrate` moves a files repository with a reflog (a dry run).
+fn migrates_reflogs(p: &Probe<'_>) -> Result<bool, String> {
+    let repo = p.dir.path().join("migrate");
+    let r = repo.to_str().ok_or("non-UTF-8 temp path")?;
+    p.git.ok(
+        p.dir.path(),
+        &["init", "-q", "--ref-format=files", "-b", "main", r],
+        "",
+    )?;
+    let tree = p.git.ok(&repo, &["mktree"], "")?.trim().to_string();
+    let commit = p
+        .git
+        .ok(&repo, &["commit-tree", &tree], "probe\n")?
+        .trim()
+        .to_string();
+    p.git.ok(
+        &repo,
+        &[
+            "update-ref",
+            "-m",
+            "probe",
+            "--create-reflog",
+            "refs/heads/main",
+            &commit,
+        ],
+        "",
+    )?;
+    let o = p.run(
+        &repo,
+        &["refs", "migrate", "--ref-format=reftable", "--dry-run"],
+        "",
+    );
+    Ok(o.exit.success())
+}
+
 /// Probe `git`. Fails only when git cannot make the probe repositories at all.
 pub fn probe(git: &Git) -> Result<Profile, String> {
     let p = Probe {
@@ -200,6 +239,11 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
         reflog_drop: p.has(&repo, &["reflog", "drop"], "git reflog drop"),
         symref_commands,
         reftable_config: reftable_config(&p)?,
+        migrate_reflogs: false,
+    };
+    let features = Features {
+        migrate_reflogs: features.refs_migrate && migrates_reflogs(&p)?,
+        ..features
     };
 
     // Wrong old value first, then a tree for a branch.

@@ -52,6 +52,86 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
         .collect()
 }
 
+/// The git command line (without `git`) and standard input that run `op`: what the gate
+/// runs and what reproducers and the migration mode replay.
+pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match op {
+        Op::Txn {
+            updates,
+            message,
+            create_reflog,
+        } => {
+            let mut args = v(&["update-ref"]);
+            if !message.is_empty() {
+                args.extend(["-m".to_string(), message.clone()]);
+            }
+            if *create_reflog {
+                args.push("--create-reflog".into());
+            }
+            args.push("--stdin".into());
+            let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
+            (args, Some(format!("start\n{lines}prepare\ncommit\n")))
+        }
+        Op::ReflogExpire { refname, expire } => {
+            let exp = match expire {
+                Expire::All => "--expire=all".to_string(),
+                Expire::Before(t) => format!("--expire={t} +0000"),
+            };
+            (
+                v(&[
+                    "reflog",
+                    "expire",
+                    &exp,
+                    "--expire-unreachable=never",
+                    refname,
+                ]),
+                None,
+            )
+        }
+        Op::ReflogDelete {
+            refname,
+            index,
+            rewrite,
+        } => {
+            let mut args = v(&["reflog", "delete"]);
+            if *rewrite {
+                args.push("--rewrite".into());
+            }
+            args.push(format!("{refname}@{{{index}}}"));
+            (args, None)
+        }
+        Op::PackRefs { auto } => {
+            let mut args = v(&["pack-refs"]);
+            if *auto {
+                args.push("--auto".into());
+            }
+            (args, None)
+        }
+        Op::Branch {
+            old,
+            new,
+            copy,
+            force,
+        } => (
+            v(&["branch", Op::branch_flag(*copy, *force), old, new]),
+            None,
+        ),
+    }
+}
+
+/// An argument as the scripts write it: quoted unless it is a plain word.
+fn sh_arg(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=./@{}".contains(&b));
+    if plain {
+        a.to_string()
+    } else {
+        sh_quote(a)
+    }
+}
+
 /// The script for `ops` under `opts`. `title` and `divergences` go into its header.
 pub fn git_only(
     title: &str,
@@ -152,64 +232,12 @@ pub fn git_only(
             "\necho '== step {i}: {}'\nat {tick}\n",
             op.summary().replace('\'', "")
         ));
-        match op {
-            Op::Txn {
-                updates,
-                message,
-                create_reflog,
-            } => {
-                let mut cmd = String::from("\"$GIT\" update-ref");
-                if !message.is_empty() {
-                    cmd.push_str(&format!(" -m {}", sh_quote(message)));
-                }
-                if *create_reflog {
-                    cmd.push_str(" --create-reflog");
-                }
-                let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
-                s.push_str(&format!(
-                    "{cmd} --stdin <<'REFTABLE_EOF'\nstart\n{lines}prepare\ncommit\nREFTABLE_EOF\n"
-                ));
-            }
-            Op::ReflogExpire { refname, expire } => {
-                let exp = match expire {
-                    Expire::All => "--expire=all".to_string(),
-                    Expire::Before(t) => format!("--expire={}", sh_quote(&format!("{t} +0000"))),
-                };
-                s.push_str(&format!(
-                    "\"$GIT\" reflog expire {exp} --expire-unreachable=never {}\n",
-                    sh_quote(refname)
-                ));
-            }
-            Op::ReflogDelete {
-                refname,
-                index,
-                rewrite,
-            } => {
-                s.push_str(&format!(
-                    "\"$GIT\" reflog delete{} {}\n",
-                    if *rewrite { " --rewrite" } else { "" },
-                    sh_quote(&format!("{refname}@{{{index}}}"))
-                ));
-            }
-            Op::PackRefs { auto } => {
-                s.push_str(&format!(
-                    "\"$GIT\" pack-refs{}\n",
-                    if *auto { " --auto" } else { "" }
-                ));
-            }
-            Op::Branch {
-                old,
-                new,
-                copy,
-                force,
-            } => {
-                s.push_str(&format!(
-                    "\"$GIT\" branch {} {} {}\n",
-                    Op::branch_flag(*copy, *force),
-                    sh_quote(old),
-                    sh_quote(new)
-                ));
-            }
+        let (args, stdin) = git_invocation(op);
+        let args: Vec<String> = args.iter().map(|a| sh_arg(a)).collect();
+        s.push_str(&format!("\"$GIT\" {}", args.join(" ")));
+        match stdin {
+            Some(input) => s.push_str(&format!(" <<'REFTABLE_EOF'\n{input}REFTABLE_EOF\n")),
+            None => s.push('\n'),
         }
         s.push_str("echo \"exit $?\"\nstate\n");
     }

@@ -32,19 +32,19 @@ pub(crate) fn tables(dir: &Path) -> Tables {
 /// Copy a directory tree (regular files and directories; `skip` names one entry of `from`
 /// to leave out).
 pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
-    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
-    for e in std::fs::read_dir(from).map_err(|e| e.to_string())? {
+    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for e in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
         let e = e.map_err(|e| e.to_string())?;
         let name = e.file_name();
         if skip.is_some_and(|s| name == s) {
             continue;
         }
         let p = e.path();
-        let meta = std::fs::symlink_metadata(&p).map_err(|e| e.to_string())?;
+        let meta = std::fs::symlink_metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
             copy_dir(&p, &to.join(&name), None)?;
         } else if meta.is_file() {
-            std::fs::copy(&p, to.join(&name)).map_err(|e| e.to_string())?;
+            std::fs::copy(&p, to.join(&name)).map_err(|e| format!("{}: {e}", p.display()))?;
         }
     }
     Ok(())
