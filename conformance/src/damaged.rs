@@ -825,14 +825,22 @@ fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), 
         .iter()
         .map(|a| crate::script::sh_quote(a))
         .collect();
+    let about = format!(
+        "# {} {} on `{}` ({}), found by reftable-rs `conformance damaged`.\n# Damage: {}\n",
+        f.side,
+        f.class,
+        f.command,
+        f.signature,
+        f.damage
+            .edits
+            .iter()
+            .map(Edit::summary)
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    let args = args.join(" ");
     let script = format!(
-        "#!/bin/sh\n# {side} {class} on `{cmd}` ({sig}), found by `conformance damaged`.\n# Damage: {damage}\n# Run with GIT=/path/to/git (default: git). Exit status and signal are printed.\ncd \"$(dirname \"$0\")/repo\" || exit 2\nGIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_TEST_REFTABLE_AUTOCOMPACTION=false \"${{GIT:-git}}\" {args}\necho \"exit status $?\"\n",
-        side = f.side,
-        class = f.class,
-        cmd = f.command,
-        sig = f.signature,
-        damage = f.damage.edits.iter().map(Edit::summary).collect::<Vec<_>>().join("; "),
-        args = args.join(" "),
+        "#!/bin/sh\n{about}# Run with GIT=/path/to/git (default: git). Exit status and signal are printed.\ncd \"$(dirname \"$0\")/repo\" || exit 2\nGIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_TEST_REFTABLE_AUTOCOMPACTION=false \"${{GIT:-git}}\" {args}\necho \"exit status $?\"\n"
     );
     std::fs::write(dir.join("repro.sh"), script).map_err(|e| e.to_string())?;
     #[cfg(unix)]
@@ -841,6 +849,19 @@ fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), 
         let _ =
             std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755));
     }
+    // The portable form: the damaged stack, put into a fresh repository by `reproduce.sh`
+    // with the objects of the case's pool as alternate (`objects-<hash>` beside the finding,
+    // shared by every finding of a run).
+    copy_dir(&dir.join("repo/.git/reftable"), &dir.join("stack"), None)?;
+    let objects = dir.with_file_name(format!("objects-{}", base.hash.name()));
+    if !objects.exists() {
+        copy_dir(&dir.join("repo/.git/objects"), &objects, Some("info"))?;
+    }
+    let portable = format!(
+        "#!/bin/sh\n{about}#\n# Usage: sh reproduce.sh [GIT]    Exit 1 when git is killed by a signal or runs past 10 s.\nset -u\nGIT=${{1:-git}}\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nscratch=$(mktemp -d)\ntrap 'rm -rf \"$scratch\"' EXIT\nexport HOME=\"$scratch\" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C GIT_TEST_REFTABLE_AUTOCOMPACTION=false\n\"$GIT\" version\n\"$GIT\" init -q --ref-format=reftable --object-format={hash} -b main \"$scratch/t/repo\" || exit 2\nrm -rf \"$scratch/t/repo/.git/reftable\" && cp -r \"$here/stack\" \"$scratch/t/repo/.git/reftable\" || exit 2\necho \"$here/../objects-{hash}\" > \"$scratch/t/repo/.git/objects/info/alternates\"\nmkdir -p \"$scratch/t/outside\" && cp \"$here\"/outside/* \"$scratch/t/outside/\" 2>/dev/null\ncd \"$scratch/t/repo\" || exit 2\nif command -v timeout >/dev/null; then t=\"timeout 10\"; else t=; fi\n$t \"$GIT\" {args} >/dev/null\nstatus=$?\necho \"exit status $status\"\nif {{ [ $status -gt 128 ] && [ $status -lt 193 ]; }} || [ $status -eq 124 ]; then echo 'DEFECT: git crashed or hung'; exit 1; fi\necho 'ok: git neither crashed nor hung'\n",
+        hash = base.hash.name(),
+    );
+    std::fs::write(dir.join("reproduce.sh"), portable).map_err(|e| e.to_string())?;
     let json = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("finding.json"), json).map_err(|e| e.to_string())?;
     let _ = env;
