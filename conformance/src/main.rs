@@ -435,10 +435,10 @@ fn main() {
                 );
             }
             println!(
-                "git {}: {} cases, {} operations replayed, {} migrations ({} refs, {} reflog entries, reflogs {}), {} tables byte-identical, {} refused by both, {} skipped, {:.0} s; {} unexpected divergences, {} expected",
+                "git {}: {} cases, {} operations replayed, {} migrations ({} refs, {} reflog entries, reflogs {}), {} tables byte-identical, {} refused by both, {} skipped; back to files {}/{} identical; {:.0} s; {} unexpected divergences, {} expected",
                 r.version, r.cases, r.operations, r.migrations, r.refs, r.log_entries,
                 if r.with_reflogs { "migrated" } else { "left out" },
-                r.identical_tables, r.both_refused, r.skipped.len(), r.seconds, r.unexpected(), r.divergences.len() - r.unexpected()
+                r.identical_tables, r.both_refused, r.skipped.len(), r.back_identical, r.back_compared, r.seconds, r.unexpected(), r.divergences.len() - r.unexpected()
             );
             i32::from(r.unexpected() > 0)
         }

@@ -52,6 +52,18 @@ pub const KNOWN: &[KnownMigrationDefect] = &[
         evidence: "old ids written as null and the identity rebuilt from the login name; fixed by 465eff81de and ec922e0d30 (2.51.1)",
     },
     KnownMigrationDefect {
+        id: "migrate-back-reflog-old-ids-and-identity",
+        versions: ">= 2.48.0, < 2.51.1",
+        class: "files: reflogs",
+        evidence: "reftable to files: each line's old id is the ref's value when it was locked, and the identity is rebuilt from the login name; fixed by 465eff81de and ec922e0d30 (2.51.1)",
+    },
+    KnownMigrationDefect {
+        id: "migrate-back-packed-refs-unpeeled",
+        versions: ">= 2.55.0",
+        class: "files: packed-refs",
+        evidence: "packed-refs written without peel lines under a header that says fully-peeled: peeling moved to the generic layer (3ab3d5077d), skipped under REF_SKIP_OID_VERIFICATION",
+    },
+    KnownMigrationDefect {
         id: "migrate-annotated-tags-unpeeled",
         versions: ">= 2.55.0",
         class: "ref values",
@@ -97,6 +109,10 @@ pub struct MigrationReport {
     pub divergences: Vec<MigrationDivergence>,
     /// Cases left out, and why.
     pub skipped: Vec<String>,
+    /// Migrations back to files compared (git's layout against ours).
+    pub back_compared: u64,
+    /// Of those, identical file trees.
+    pub back_identical: u64,
     /// Migrations git and we both refused (a record too large for the block size).
     pub both_refused: u64,
     /// Seconds.
@@ -194,6 +210,52 @@ fn only_table(dir: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(dir.join(names[0])).map_err(|e| e.to_string())
 }
 
+/// Every file and directory under `dir` (relative path, contents; `None` for a directory).
+fn tree(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap_or(&p).display().to_string();
+            if p.is_dir() {
+                stack.push(p);
+                out.insert(rel, None);
+            } else {
+                out.insert(rel, std::fs::read(&p).ok());
+            }
+        }
+    }
+    out
+}
+
+/// Where git's files layout and ours differ: a class (for [`KNOWN`]) and the first path.
+fn tree_difference(git: &Path, ours: &Path) -> Option<(&'static str, String)> {
+    let (g, o) = (tree(git), tree(ours));
+    let paths: std::collections::BTreeSet<&String> = g.keys().chain(o.keys()).collect();
+    let differs: Vec<&String> = paths
+        .into_iter()
+        .filter(|p| g.get(*p) != o.get(*p))
+        .collect();
+    let first = differs.first()?;
+    let class = if first.as_str() == "packed-refs" {
+        "files: packed-refs"
+    } else if first.starts_with("logs") {
+        "files: reflogs"
+    } else {
+        "files: loose refs and layout"
+    };
+    let show = |m: &BTreeMap<String, Option<Vec<u8>>>| match m.get(*first) {
+        None => "absent".to_string(),
+        Some(None) => "a directory".to_string(),
+        Some(Some(b)) => String::from_utf8_lossy(&b[..b.len().min(400)]).into_owned(),
+    };
+    Some((
+        class,
+        format!("{first}: git {:?}, ours {:?}", show(&g), show(&o)),
+    ))
+}
+
 /// The refs git shows in `repo`, for comparing before and after a migration.
 fn git_refs(env: &Env, repo: &Path) -> String {
     let fmt = "--format=%(refname) %(objectname) %(symref)";
@@ -226,12 +288,15 @@ pub fn run_migrate(
         ));
     }
     let scratch = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+    // REFTABLE_MIGRATE_KEEP=DIR keeps every case's repositories there, for a look.
+    let keep = std::env::var_os("REFTABLE_MIGRATE_KEEP").map(std::path::PathBuf::from);
+    let scratch_path = keep.clone().unwrap_or_else(|| scratch.path().to_path_buf());
     for index in 0..cases {
         let case = format!("seed{seed}-case{index}");
         let result = run_generated(env, seed, index, ops)?;
         let opts = result.options.ok_or("a case without options")?;
         report.cases += 1;
-        let dir = scratch.path().join(&case);
+        let dir = scratch_path.join(&case);
         let files = dir.join("files");
         std::fs::create_dir_all(&files).map_err(|e| e.to_string())?;
         init_repo(env, &files, "files", &opts)?;
@@ -297,27 +362,25 @@ pub fn run_migrate(
         // Ours, on the same files.
         let ours_dir = dir.join("ours");
         let hash = opts.hash();
-        let ours = (|| -> Result<Vec<u8>, String> {
-            let refs = FilesRefs::read(&files.join(".git"), hash).map_err(|e| e.to_string())?;
-            let mut db = RefDb::open(
-                &ours_dir,
-                RefDbOptions {
-                    stack: StackOptions {
-                        write: WriteOptions {
-                            block_size: crate::case::fit(opts, &env.profile).block_size,
-                            restart_interval: crate::case::fit(opts, &env.profile).restart_interval,
-                            index_objects: crate::case::fit(opts, &env.profile).index_objects,
-                            hash,
-                            ..Default::default()
-                        },
-                        auto_compaction: false,
-                        fsync: false,
-                        ..Default::default()
-                    },
+        let fitted = crate::case::fit(opts, &env.profile);
+        let db_opts = RefDbOptions {
+            stack: StackOptions {
+                write: WriteOptions {
+                    block_size: fitted.block_size,
+                    restart_interval: fitted.restart_interval,
+                    index_objects: fitted.index_objects,
+                    hash,
                     ..Default::default()
                 },
-            )
-            .map_err(|e| e.to_string())?;
+                auto_compaction: false,
+                fsync: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let ours = (|| -> Result<Vec<u8>, String> {
+            let refs = FilesRefs::read(&files.join(".git"), hash).map_err(|e| e.to_string())?;
+            let mut db = RefDb::open(&ours_dir, db_opts).map_err(|e| e.to_string())?;
             db.import(&refs, &PoolObjects(&env.pool(hash).pool))
                 .map_err(|e| format!("{:?}: {e}", e.kind()))?;
             only_table(&ours_dir)
@@ -423,7 +486,39 @@ pub fn run_migrate(
                 &mut report,
             );
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        // And back: git's files layout from the migrated repository against ours from our
+        // stack (2.46 and 2.47 write every ref loose and no reflog: another design, not
+        // compared).
+        if report.with_reflogs {
+            let o = env.git.run(
+                &real,
+                &["refs", "migrate", "--ref-format=files", "--dry-run"],
+                "",
+                0,
+            );
+            let git_files = o.stdout.split('\'').nth(1).map(|p| real.join(p));
+            let ours_files = dir.join("ours-files");
+            let exported = RefDb::open(&ours_dir, db_opts)
+                .and_then(|db| db.export_files(&ours_files, &PoolObjects(&env.pool(hash).pool)));
+            match (o.exit.success(), git_files, exported) {
+                (true, Some(g), Ok(())) => {
+                    report.back_compared += 1;
+                    match tree_difference(&g, &ours_files) {
+                        None => report.back_identical += 1,
+                        Some((class, detail)) => diverge(class, detail, &mut report),
+                    }
+                }
+                (_, _, Err(e)) => diverge("files: ours refused", e.to_string(), &mut report),
+                (ok, _, _) => diverge(
+                    "files: git refused",
+                    format!("{ok}: {} {}", o.stdout.trim(), o.stderr.trim()),
+                    &mut report,
+                ),
+            }
+        }
+        if keep.is_none() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
@@ -446,6 +541,10 @@ impl MigrationReport {
             self.both_refused,
             self.seconds
         );
+        s.push_str(&format!(
+            "Back to files (`git refs migrate --ref-format=files --dry-run` against `RefDb::export_files`): {} compared, {} identical file trees.\n\n",
+            self.back_compared, self.back_identical
+        ));
         let mut by: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
         for d in &self.divergences {
             *by.entry((d.class.clone(), d.expected.clone())).or_default() += 1;

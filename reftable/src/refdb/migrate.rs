@@ -1,7 +1,8 @@
 //! Migrating refs from git's files backend into a reftable stack, as `git refs migrate
 //! --ref-format=reftable` does (git 2.52 to 2.54; earlier and later gits differ, see below):
 //! read the loose refs, `packed-refs` and `logs/` of a `.git` directory ([`FilesRefs::read`]),
-//! then write them as one table into an empty stack ([`RefDb::import`]).
+//! then write them as one table into an empty stack ([`RefDb::import`]); and back, as
+//! `--ref-format=files` does ([`RefDb::export_files`]).
 //!
 //! The table git writes: every ref at the stack's first update index, annotated tags with
 //! their peeled value (computed from the objects; `packed-refs` peel lines are not trusted),
@@ -389,6 +390,93 @@ impl RefDb {
     }
 }
 
+impl RefDb {
+    /// Write this stack's refs and reflogs into `git_dir` in git's files layout, as `git refs
+    /// migrate --ref-format=files` does (git 2.48 to 2.54): branches, tags and other refs in
+    /// `packed-refs` (sorted, annotated tags followed by their peeled id, computed by
+    /// `objects`), symrefs and root refs as loose files, `refs/heads` and `refs/tags`
+    /// created, every reflog oldest entry first in `logs/` (existence markers and tombstones
+    /// left out, no file for a reflog without entries, no tab before an empty message), and
+    /// the `refs/<x>` directory of each reflog's ref, which git leaves behind.
+    /// Errors: [`ErrorKind::Io`], and the errors of reading the stack.
+    pub fn export_files(&self, git_dir: &Path, objects: &dyn ObjectLookup) -> Result<()> {
+        let hash = self.stack.options().hash();
+        let null = ObjectId::null(hash);
+        let write = |name: &[u8], content: &[u8]| -> Result<()> {
+            let p = path_of(git_dir, name);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io(e, "create directory", parent))?;
+            }
+            std::fs::write(&p, content).map_err(|e| io(e, "write", &p))
+        };
+        for d in ["refs/heads", "refs/tags"] {
+            let p = git_dir.join(d);
+            std::fs::create_dir_all(&p).map_err(|e| io(e, "create directory", &p))?;
+        }
+        let mut packed = b"# pack-refs with: peeled fully-peeled sorted \n".to_vec();
+        let mut refs = self.refs()?;
+        while let Some(r) = refs.next_ref()? {
+            let loose = |v: &[u8]| {
+                let mut c = v.to_vec();
+                c.push(b'\n');
+                c
+            };
+            match &r.value {
+                RefValue::Symref(t) => write(&r.refname, &loose(&[b"ref: ", &t[..]].concat()))?,
+                RefValue::Object(id) | RefValue::Peeled { object: id, .. } => {
+                    if is_root_ref(&r.refname) {
+                        write(&r.refname, &loose(id.to_string().as_bytes()))?;
+                        continue;
+                    }
+                    packed.extend_from_slice(format!("{id} ").as_bytes());
+                    packed.extend_from_slice(&r.refname);
+                    packed.push(b'\n');
+                    if let Ok(ObjectKind::Tag { peeled }) = objects.lookup(id) {
+                        packed.extend_from_slice(format!("^{peeled}\n").as_bytes());
+                    }
+                }
+                RefValue::Deletion => {}
+            }
+        }
+        write(b"packed-refs", &packed)?;
+        for name in self.reflog_names()? {
+            let mut lines = Vec::new();
+            let entries: Vec<LogRecord> = self.reflog(&name)?.collect::<Result<_>>()?;
+            for l in entries.iter().rev() {
+                let Some(u) = l.update() else { continue };
+                if u.old_id == null && u.new_id == null {
+                    continue;
+                }
+                let sign = if u.tz_offset < 0 { '-' } else { '+' };
+                lines.extend_from_slice(format!("{} {} ", u.old_id, u.new_id).as_bytes());
+                lines.extend_from_slice(&strip_crud(&u.name));
+                lines.extend_from_slice(b" <");
+                lines.extend_from_slice(&strip_crud(&u.email));
+                lines.extend_from_slice(
+                    format!("> {} {sign}{:04}", u.time, u.tz_offset.unsigned_abs()).as_bytes(),
+                );
+                let msg = u.message.strip_suffix(b"\n").unwrap_or(&u.message);
+                if !msg.is_empty() {
+                    lines.push(b'\t');
+                    lines.extend_from_slice(msg);
+                }
+                lines.push(b'\n');
+            }
+            if !lines.is_empty() {
+                write(&[&b"logs/"[..], &name].concat(), &lines)?;
+                // git writes reflog entries under a lock of the ref, whose directories it
+                // then prunes down to the first two components: `refs/<x>` stays.
+                let parts: Vec<&[u8]> = name.splitn(3, |&b| b == b'/').collect();
+                if parts.len() == 3 {
+                    let d = path_of(git_dir, &[parts[0], b"/", parts[1]].concat());
+                    std::fs::create_dir_all(&d).map_err(|e| io(e, "create directory", &d))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +506,80 @@ mod tests {
         // A last line without its newline is not an entry.
         let two = format!("{z} {a} N <m> 5 +0000\tone\n{z} {a} N <m> 6 +0000\ttwo");
         assert_eq!(parse_log(two.as_bytes(), HashId::Sha1).len(), 1);
+    }
+
+    /// Files → stack → files: what is read back is what was read first (refs, reflog
+    /// entries with their fields), in git's layout.
+    #[test]
+    fn export_reads_back_as_imported() {
+        use crate::refdb::{AssumeCommits, RefDbOptions};
+        let src = tempfile::tempdir().unwrap();
+        let z = "0".repeat(40);
+        let a = "1".repeat(40);
+        let b = "2".repeat(40);
+        let files = [
+            ("HEAD", "ref: refs/heads/main\n".to_string()),
+            ("ORIG_HEAD", format!("{a}\n")),
+            ("refs/heads/main", format!("{b}\n")),
+            ("refs/heads/sym", "ref: refs/heads/main\n".to_string()),
+            (
+                "packed-refs",
+                format!("# pack-refs with: peeled fully-peeled sorted \n{a} refs/tags/v1\n"),
+            ),
+            (
+                "logs/refs/heads/main",
+                format!("{z} {a} C O <c@x> 5 +0100\tone\n{a} {b} C O <c@x> 6 -0130\n"),
+            ),
+            (
+                "logs/refs/custom/x",
+                format!("{z} {a} C O <c@x> 7 +0000\tcustom  msg\n"),
+            ),
+        ];
+        for (name, content) in &files {
+            let p = src.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        let read = FilesRefs::read(src.path(), HashId::Sha1).unwrap();
+        let stack = tempfile::tempdir().unwrap();
+        let mut db = RefDb::open(stack.path(), RefDbOptions::default()).unwrap();
+        db.import(&read, &AssumeCommits).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        db.export_files(out.path(), &AssumeCommits).unwrap();
+        let again = FilesRefs::read(out.path(), HashId::Sha1).unwrap();
+        assert_eq!(again.refs, read.refs);
+        // Messages come back normalized (git stores them so); everything else as read.
+        let norm = |f: &FilesRefs| -> Vec<_> {
+            f.reflogs
+                .iter()
+                .map(|(n, e)| {
+                    let e: Vec<_> = e
+                        .iter()
+                        .map(|e| FilesLogEntry {
+                            message: normalize_message(&e.message),
+                            ..e.clone()
+                        })
+                        .collect();
+                    (n.clone(), e)
+                })
+                .collect()
+        };
+        assert_eq!(norm(&again), norm(&read));
+        let packed = std::fs::read_to_string(out.path().join("packed-refs")).unwrap();
+        assert_eq!(
+            packed,
+            format!("# pack-refs with: peeled fully-peeled sorted \n{b} refs/heads/main\n{a} refs/tags/v1\n")
+        );
+        let log = std::fs::read_to_string(out.path().join("logs/refs/heads/main")).unwrap();
+        assert_eq!(
+            log,
+            format!("{z} {a} C O <c@x> 5 +0100\tone\n{a} {b} C O <c@x> 6 -0130\n")
+        );
+        assert!(out.path().join("refs/custom").is_dir() && out.path().join("refs/tags").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("refs/heads/sym")).unwrap(),
+            "ref: refs/heads/main\n"
+        );
     }
 
     #[test]
