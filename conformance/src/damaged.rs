@@ -813,6 +813,10 @@ fn minimize(
     damage
 }
 
+/// The git-only reproducer of every finding of a run, written once beside them:
+/// `sh reproduce.sh FINDING-DIR [GIT]`.
+const REPRODUCE: &str = include_str!("damaged-reproduce.sh");
+
 /// Write a finding's damaged repository and a git-only reproducer.
 fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(dir);
@@ -849,19 +853,21 @@ fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), 
         let _ =
             std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755));
     }
-    // The portable form: the damaged stack, put into a fresh repository by `reproduce.sh`
-    // with the objects of the case's pool as alternate (`objects-<hash>` beside the finding,
-    // shared by every finding of a run).
+    // The portable form: the damaged stack, the command (`command`, shell-quoted) and the
+    // object format, which the run's one `reproduce.sh` puts into a fresh repository with the
+    // objects of the case's pool as alternate (`objects-<hash>` beside the findings).
     copy_dir(&dir.join("repo/.git/reftable"), &dir.join("stack"), None)?;
     let objects = dir.with_file_name(format!("objects-{}", base.hash.name()));
     if !objects.exists() {
         copy_dir(&dir.join("repo/.git/objects"), &objects, Some("info"))?;
     }
-    let portable = format!(
-        "#!/bin/sh\n{about}#\n# Usage: sh reproduce.sh [GIT]    Exit 1 when git is killed by a signal or runs past 10 s.\nset -u\nGIT=${{1:-git}}\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nscratch=$(mktemp -d)\ntrap 'rm -rf \"$scratch\"' EXIT\nexport HOME=\"$scratch\" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C GIT_TEST_REFTABLE_AUTOCOMPACTION=false\n\"$GIT\" version\n\"$GIT\" init -q --ref-format=reftable --object-format={hash} -b main \"$scratch/t/repo\" || exit 2\nrm -rf \"$scratch/t/repo/.git/reftable\" && cp -r \"$here/stack\" \"$scratch/t/repo/.git/reftable\" || exit 2\necho \"$here/../objects-{hash}\" > \"$scratch/t/repo/.git/objects/info/alternates\"\nmkdir -p \"$scratch/t/outside\" && cp \"$here\"/outside/* \"$scratch/t/outside/\" 2>/dev/null\ncd \"$scratch/t/repo\" || exit 2\nif command -v timeout >/dev/null; then t=\"timeout 10\"; else t=; fi\n$t \"$GIT\" {args} >/dev/null\nstatus=$?\necho \"exit status $status\"\nif {{ [ $status -gt 128 ] && [ $status -lt 193 ]; }} || [ $status -eq 124 ]; then echo 'DEFECT: git crashed or hung'; exit 1; fi\necho 'ok: git neither crashed nor hung'\n",
-        hash = base.hash.name(),
-    );
-    std::fs::write(dir.join("reproduce.sh"), portable).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("command"), format!("{args}\n")).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("object-format"), format!("{}\n", base.hash.name()))
+        .map_err(|e| e.to_string())?;
+    let shared = dir.with_file_name("reproduce.sh");
+    if !shared.exists() {
+        std::fs::write(&shared, REPRODUCE).map_err(|e| e.to_string())?;
+    }
     let json = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("finding.json"), json).map_err(|e| e.to_string())?;
     let _ = env;

@@ -87,14 +87,18 @@ impl Executor<'_> {
     /// `HEAD` that follows it.
     fn run_branch(&mut self, old: &str, new: &str, copy: bool, force: bool) -> Outcomes {
         let repo = self.repo.path().to_path_buf();
-        let flag = crate::ops::Op::branch_flag(copy, force);
-        let out = self.env.git.run_auto(
-            &repo,
-            &["branch", flag, old, new],
-            "",
-            self.tick,
-            self.opts.auto_compaction,
-        );
+        let op = Op::Branch {
+            old: old.into(),
+            new: new.into(),
+            copy,
+            force,
+        };
+        let (args, _) = crate::script::git_invocation(&op);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self
+            .env
+            .git
+            .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
         let git_res = self.git_verdict(out)?;
         let oldref = format!("refs/heads/{old}");
         let newref = format!("refs/heads/{new}");
