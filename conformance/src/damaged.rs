@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::rng::Rng;
 use reftable::refdb::{RefDb, RefDbOptions};
 use reftable::{HashId, StackOptions, WriteOptions};
 use serde::{Deserialize, Serialize};
@@ -706,22 +707,6 @@ fn normalize(s: &str) -> String {
         .filter(|w| !w.contains(".ref"))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// The damage of trial `i` of `base`.

@@ -34,11 +34,14 @@ pub enum Check {
     GitCrashed,
     /// git did not finish in time.
     Hang,
+    /// The concurrent mode's checks (lost updates, reads of no serial state, refusals
+    /// without cause, locks left behind).
+    Concurrent,
 }
 
 impl Check {
     /// Every check.
-    pub const ALL: [Check; 13] = [
+    pub const ALL: [Check; 14] = [
         Check::Verdict,
         Check::ErrorClass,
         Check::Bytes,
@@ -52,6 +55,7 @@ impl Check {
         Check::GitReadsOurs,
         Check::GitCrashed,
         Check::Hang,
+        Check::Concurrent,
     ];
 }
 

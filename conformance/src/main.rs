@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use conformance::case::{run_concrete, Env};
 use conformance::casedir::CaseFile;
+use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport};
 use conformance::expected::{self, ExpectedSet};
 use conformance::git::Git;
 use conformance::run::{minimize_dir, run, RunConfig};
@@ -58,6 +59,30 @@ struct RunArgs {
     /// Do not minimize divergent cases.
     #[arg(long)]
     no_minimize: bool,
+    /// Run only the concurrent mode (git and our writer processes on one repository at
+    /// once, with compaction from both), at --concurrent-txns per writer.
+    #[arg(long)]
+    concurrent: bool,
+    /// Leave out the small concurrent round the default run ends with.
+    #[arg(long, conflicts_with = "concurrent")]
+    no_concurrent: bool,
+    /// Transactions per writer in the concurrent mode (default: 500 with --concurrent, 40
+    /// in the default run's round).
+    #[arg(long)]
+    concurrent_txns: Option<u32>,
+    /// git writer processes in the concurrent mode.
+    #[arg(long, default_value_t = 2)]
+    git_writers: u32,
+    /// Our writer processes in the concurrent mode.
+    #[arg(long, default_value_t = 2)]
+    our_writers: u32,
+    /// Shared refs (besides main) the concurrent writers compare-and-swap.
+    #[arg(long, default_value_t = 4)]
+    shared_refs: u32,
+    /// Maintenance (pack-refs, pack-refs --auto, reflog expire) after every this many
+    /// transactions of each concurrent writer (0: none).
+    #[arg(long, default_value_t = 25)]
+    maintenance_every: u32,
 }
 
 #[derive(clap::Args, Clone)]
@@ -149,6 +174,12 @@ enum Cmd {
         #[arg(long)]
         report_json: Option<PathBuf>,
     },
+    /// One writer process of the concurrent mode (run by `run --concurrent`).
+    #[command(hide = true)]
+    ConcurrentWorker {
+        /// The worker's spec (JSON).
+        spec: PathBuf,
+    },
     /// Print what the git under test does (the probe the gate runs at start).
     Probe {
         /// The git binary.
@@ -186,6 +217,65 @@ fn parse_shard(s: &Option<String>) -> (u64, u64) {
     }
 }
 
+/// The concurrent round of a run, on every git; whether all of them were clean.
+fn concurrent_rounds(
+    args: &RunArgs,
+    envs: &[Env],
+    known: &ExpectedSet,
+    txns: u32,
+) -> (bool, Vec<ConcurrentReport>) {
+    #[cfg(not(reftable_test_hooks))]
+    plant_from_env();
+    let exe = std::env::current_exe().unwrap_or_else(|e| {
+        eprintln!("conformance: cannot find my own binary for the concurrent writers: {e}");
+        std::process::exit(2);
+    });
+    let mut clean = true;
+    let mut reports = Vec::new();
+    for e in envs {
+        let mut cfg = ConcurrentConfig::new(args.seed, txns, exe.clone());
+        cfg.git_writers = args.git_writers;
+        cfg.our_writers = args.our_writers;
+        cfg.shared = args.shared_refs;
+        cfg.maintenance_every = args.maintenance_every;
+        cfg.minimize = !args.no_minimize;
+        cfg.out = Some(args.out.clone());
+        // REFTABLE_PLANT (test-hooks builds) goes to our writer processes only.
+        cfg.plant = std::env::var("REFTABLE_PLANT").ok();
+        match run_concurrent(e, known, &cfg) {
+            Ok(r) => {
+                for f in &r.findings {
+                    let known = f
+                        .expected
+                        .as_ref()
+                        .map_or(String::new(), |id| format!(" (known git defect {id})"));
+                    println!(
+                        "concurrent finding on git {}{known}: {}: {}",
+                        r.version, f.class, f.detail
+                    );
+                }
+                if let Some(m) = &r.minimized {
+                    println!("  minimized: {m}");
+                }
+                if let Some(d) = &r.finding_dir {
+                    println!("  written to {d}");
+                }
+                println!("{}", r.line());
+                clean &= r.unexpected() == 0;
+                reports.push(r);
+            }
+            Err(err) => {
+                eprintln!(
+                    "conformance: concurrent mode on git {}: {err}",
+                    e.git.version()
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    (clean, reports)
+}
+
 fn run_cmd(args: RunArgs) -> i32 {
     let shard = parse_shard(&args.shard);
     let gits: Vec<Option<&Path>> = if args.git.is_empty() {
@@ -210,6 +300,18 @@ fn run_cmd(args: RunArgs) -> i32 {
             eprintln!("git {i}: probe surprise: {s}");
         }
     }
+    if args.concurrent {
+        let (clean, reports) =
+            concurrent_rounds(&args, &envs, &known, args.concurrent_txns.unwrap_or(500));
+        if let Some(p) = &args.report_md {
+            let md: String = reports.iter().map(ConcurrentReport::markdown).collect();
+            let _ = std::fs::write(p, md);
+        }
+        if let Some(p) = &args.report_json {
+            let _ = std::fs::write(p, serde_json::to_string_pretty(&reports).expect("json"));
+        }
+        return i32::from(!clean);
+    }
     let cfg = RunConfig {
         cases: args.cases,
         ops: args.ops,
@@ -219,7 +321,16 @@ fn run_cmd(args: RunArgs) -> i32 {
         out: args.out.clone(),
         minimize: !args.no_minimize,
     };
-    let r = run(&envs, &known, &cfg);
+    let mut r = run(&envs, &known, &cfg);
+    let mut concurrent_clean = true;
+    if !args.no_concurrent && shard.0 == 1 {
+        let (clean, reports) =
+            concurrent_rounds(&args, &envs, &known, args.concurrent_txns.unwrap_or(100));
+        concurrent_clean = clean;
+        for (g, c) in r.gits.iter_mut().zip(reports) {
+            g.concurrent = Some(c);
+        }
+    }
     if let Some(p) = &args.report_json {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
     }
@@ -259,7 +370,7 @@ fn run_cmd(args: RunArgs) -> i32 {
     if let Some(line) = r.cpu_line() {
         println!("{line}");
     }
-    i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0)
+    i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0 || !concurrent_clean)
 }
 
 /// The git a case directory is replayed on: `--git`, else the one it recorded, else the
@@ -378,6 +489,29 @@ fn probe(git: Option<PathBuf>) -> i32 {
     0
 }
 
+/// A test-hooks build plants the defect `REFTABLE_PLANT` names in a concurrent worker.
+#[cfg(reftable_test_hooks)]
+fn plant_from_env() {
+    if let Ok(name) = std::env::var("REFTABLE_PLANT") {
+        match reftable::test_hooks::Defect::from_name(&name) {
+            Some(d) => reftable::test_hooks::plant(d),
+            None => {
+                eprintln!("conformance: no planted defect named {name}");
+                std::process::exit(2);
+            }
+        }
+    }
+}
+
+/// An ordinary build has no planted defects: asking for one is an error, not a clean run.
+#[cfg(not(reftable_test_hooks))]
+fn plant_from_env() {
+    if std::env::var_os("REFTABLE_PLANT").is_some() {
+        eprintln!("conformance: REFTABLE_PLANT needs a build with --cfg reftable_test_hooks");
+        std::process::exit(2);
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     let code = match cli.cmd {
@@ -443,6 +577,10 @@ fn main() {
             i32::from(r.unexpected() > 0)
         }
         Some(Cmd::Probe { git }) => probe(git),
+        Some(Cmd::ConcurrentWorker { spec }) => {
+            plant_from_env();
+            conformance::concurrent::worker_main(&spec)
+        }
     };
     std::process::exit(code);
 }

@@ -180,6 +180,24 @@ pub const WORDINGS: &[Wording] = &[
         origin: "refs/reftable-backend.c prepare / finish (REFTABLE_LOCK_ERROR)",
     },
     Wording {
+        class: Outdated,
+        format: "unable to compact stack: data concurrently modified",
+        versions: ">= 2.52.0",
+        origin: "refs/reftable-backend.c reftable_be_pack_refs: REFTABLE_OUTDATED_ERROR from the stack's compaction (54d25de3ea, v2.52.0; earlier gits exit 244 silently)",
+    },
+    Wording {
+        class: Outdated,
+        format: "reftable: transaction prepare: data concurrently modified",
+        versions: "< 2.47.0",
+        origin: "refs/reftable-backend.c prepare_transaction_update: the stack changed before tables.list.lock was taken (2.47.0 reloads under the lock instead, 80e7342ea8 / 6241ce2170)",
+    },
+    Wording {
+        class: Lock,
+        format: "unable to compact stack: data is locked",
+        versions: "*",
+        origin: "refs/reftable-backend.c reftable_be_pack_refs (REFTABLE_LOCK_ERROR from the stack's compaction: a table or tables.list.lock is held)",
+    },
+    Wording {
         class: Lock,
         format: "cannot lock references",
         versions: "*",
@@ -261,11 +279,20 @@ pub const WORDINGS: &[Wording] = &[
 /// nothing (refs/reftable-backend.c `reftable_be_reflog_expire`).
 pub const SILENT_EXITS: &[(i32, ErrClass, &str)] = &[
     (
+        244,
+        Outdated,
+        "REFTABLE_OUTDATED_ERROR (-12) from pack-refs and reflog expire/delete: another writer changed the stack after it was loaded",
+    ),
+    (
         245,
         EntryTooLarge,
         "REFTABLE_ENTRY_TOO_BIG_ERROR (-11) from reflog expire/delete: a kept entry does not fit a block",
     ),
-    (251, Lock, "REFTABLE_LOCK_ERROR (-5) from reflog expire/delete"),
+    (
+        251,
+        Lock,
+        "REFTABLE_LOCK_ERROR (-5) from reflog expire/delete, and from pack-refs when tables.list.lock is held",
+    ),
 ];
 
 /// The class of a failed command that exited with `code` and printed `stderr`: by its

@@ -107,6 +107,8 @@ pub struct GitSection {
     pub stale_expected: Vec<String>,
     /// Operations by kind: how many ran and how many git accepted.
     pub kinds: BTreeMap<String, [u64; 2]>,
+    /// The concurrent round on this git.
+    pub concurrent: Option<crate::concurrent::ConcurrentReport>,
 }
 
 /// The JSON report of a run.
@@ -206,6 +208,10 @@ impl Report {
             if !kinds.is_empty() {
                 s.push_str(&format!("\ngit {}: {}.\n", g.version, kinds.join(", ")));
             }
+        }
+        for c in self.gits.iter().filter_map(|g| g.concurrent.as_ref()) {
+            s.push('\n');
+            s.push_str(&c.markdown());
         }
         for g in &self.gits {
             s.push_str(&format!(

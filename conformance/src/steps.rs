@@ -29,6 +29,7 @@ pub fn classify_ours(e: &reftable::Error) -> Option<ErrClass> {
     }
     match e.kind() {
         reftable::ErrorKind::Lock => Some(ErrClass::Lock),
+        reftable::ErrorKind::Outdated => Some(ErrClass::Outdated),
         reftable::ErrorKind::EntryTooBig => Some(ErrClass::EntryTooLarge),
         _ => None,
     }

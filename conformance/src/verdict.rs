@@ -29,6 +29,9 @@ pub enum ErrClass {
     NonCommit,
     /// A lock is held by someone else.
     Lock,
+    /// The stack changed on disk while the command ran (a concurrent writer): git's
+    /// compaction and reflog expiry give up rather than reload.
+    Outdated,
     /// `reflog expire` / `reflog delete` on a ref without a reflog (or that does not resolve).
     NoReflog,
     /// A record too large for the table's block size.
@@ -52,6 +55,7 @@ impl ErrClass {
             ErrClass::MissingObject => Fault::MissingObject,
             ErrClass::NonCommit => Fault::NonCommit,
             ErrClass::Lock
+            | ErrClass::Outdated
             | ErrClass::NoReflog
             | ErrClass::EntryTooLarge
             | ErrClass::NoBranch

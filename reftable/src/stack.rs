@@ -377,7 +377,7 @@ impl Stack {
     /// when `reload_if_outdated`, else failing with [`ErrorKind::Outdated`]).
     pub fn new_addition(&mut self, reload_if_outdated: bool) -> Result<Addition<'_>> {
         let lock = self.lock_list()?;
-        if !self.is_up_to_date()? {
+        if !planted!(NoReloadUnderLock, self.is_up_to_date()?, true) {
             if reload_if_outdated {
                 self.reload()?;
             } else {

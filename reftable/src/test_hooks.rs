@@ -27,6 +27,10 @@ pub enum Defect {
     DroppedReflogEntry = 4,
     /// Ref database: reflog time zones lose their sign.
     LostTzSign = 5,
+    /// Stack: an addition trusts the stack it loaded before taking `tables.list.lock` and
+    /// does not reload it under the lock, so a concurrent writer's tables are dropped (a lost
+    /// update only concurrent writers can see).
+    NoReloadUnderLock = 6,
 }
 
 impl Defect {
@@ -38,6 +42,30 @@ impl Defect {
         Defect::DroppedReflogEntry,
         Defect::LostTzSign,
     ];
+
+    /// The defects only concurrent writers can see (the sequential gate cannot).
+    pub const CONCURRENT: [Defect; 1] = [Defect::NoReloadUnderLock];
+
+    /// The defect's name in `REFTABLE_PLANT` (`no-reload-under-lock`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Defect::None => "none",
+            Defect::RestartOffByOne => "restart-off-by-one",
+            Defect::TombstoneIgnored => "tombstone-ignored",
+            Defect::WrongUpdateIndex => "wrong-update-index",
+            Defect::DroppedReflogEntry => "dropped-reflog-entry",
+            Defect::LostTzSign => "lost-tz-sign",
+            Defect::NoReloadUnderLock => "no-reload-under-lock",
+        }
+    }
+
+    /// The defect named `name`.
+    pub fn from_name(name: &str) -> Option<Defect> {
+        std::iter::once(Defect::None)
+            .chain(Defect::ALL)
+            .chain(Defect::CONCURRENT)
+            .find(|d| d.name() == name)
+    }
 }
 
 static ACTIVE: AtomicU8 = AtomicU8::new(0);

@@ -1,0 +1,396 @@
+//! One writer process of the concurrent mode: it waits for the start signal, then runs its
+//! generated transactions (through `git update-ref --stdin` or through our `RefDb`) and its
+//! maintenance (`pack-refs`, `pack-refs --auto`, `reflog expire`, or our equivalents), and
+//! writes one [`Outcome`] line per attempt. Its choices come from its seed; the old values of
+//! shared refs come from reading the stack just before each transaction, so they race with
+//! the other writers as a real client's would.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use reftable::refdb::{Committer, LogRefs, RefDb, RefDbOptions, RefUpdate};
+use reftable::{ObjectId, RefValue, StackOptions};
+
+use crate::concurrent::{names, Outcome, WorkerSpec, WriterKind};
+use crate::git::{Git, BASE_TIME, EMAIL, NAME};
+use crate::ops::{Update, Value};
+use crate::pool::PoolObjects;
+use crate::rng::Rng;
+
+/// The highest update index `tables.list` in `stack` names (0 for an empty or unreadable
+/// stack): table names start with `0x<min>-0x<max>`.
+pub(crate) fn listed_max_index(stack: &Path) -> u64 {
+    let Ok(list) = std::fs::read_to_string(stack.join("tables.list")) else {
+        return 0;
+    };
+    list.lines()
+        .filter_map(|l| {
+            let max = l.split('-').nth(1)?;
+            u64::from_str_radix(max.trim_start_matches("0x"), 16).ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Library options for the concurrent mode's stack (shared with the coordinator's reader).
+pub(crate) fn refdb_options(auto_compaction: bool) -> RefDbOptions {
+    RefDbOptions {
+        stack: StackOptions {
+            auto_compaction,
+            lock_timeout: Some(Duration::from_secs(3)),
+            fsync: false,
+            ..Default::default()
+        },
+        log_refs: LogRefs::Always,
+        ..Default::default()
+    }
+}
+
+/// What one writer knows about the refs only it writes, and what it last read of the others.
+struct State {
+    own: BTreeMap<String, ObjectId>,
+    last_read: BTreeMap<String, ObjectId>,
+    journal: usize,
+}
+
+struct Worker<'a> {
+    spec: &'a WorkerSpec,
+    commits: Vec<ObjectId>,
+    rng: Rng,
+    state: State,
+    stack: std::path::PathBuf,
+    reader: Option<RefDb>,
+    ours: Option<RefDb>,
+    git: Option<Git>,
+}
+
+impl Worker<'_> {
+    fn pick_other(&mut self, not: Option<ObjectId>) -> ObjectId {
+        loop {
+            let c = self.commits[self.rng.below(self.commits.len())];
+            if Some(c) != not {
+                return c;
+            }
+        }
+    }
+
+    /// The current value of `name` as the stack shows it now (`None`: absent, or the stack
+    /// could not be read; a wrong guess only makes the transaction fail its old-value check).
+    fn read_now(&mut self, name: &str) -> Option<ObjectId> {
+        let db = match self.spec.kind {
+            WriterKind::Ours => self.ours.as_mut(),
+            WriterKind::Git => self.reader.as_mut(),
+        }?;
+        db.reload().ok()?;
+        let v = match db.read_ref(name.as_bytes()).ok()??.value {
+            RefValue::Object(id) => Some(id),
+            RefValue::Peeled { object, .. } => Some(object),
+            _ => None,
+        };
+        match v {
+            Some(id) => self.state.last_read.insert(name.to_string(), id),
+            None => self.state.last_read.remove(name),
+        };
+        v
+    }
+
+    /// The updates of transaction `i`, drawn from the seed and the stack as read now.
+    fn updates(&mut self, i: u32) -> Vec<Update> {
+        let id = self.spec.id;
+        let null = ObjectId::null(self.commits[0].hash());
+        let mut out: Vec<Update> = Vec::new();
+        // The journal: one entry per acknowledged transaction of this writer, never deleted
+        // or expired, so its reflog gives every transaction's update index.
+        let j = self.commits[(self.state.journal + 1) % self.commits.len()];
+        out.push(upd(&names::journal(id), Some(j), None));
+        let extra = 1 + self.rng.below(3);
+        for _ in 0..extra {
+            let roll = self.rng.below(100);
+            let u = if roll < 40 {
+                let name = names::own(id, self.rng.below(names::OWN));
+                match self.state.own.get(&name).copied() {
+                    None => upd(&name, Some(self.pick_other(None)), Some(null)),
+                    Some(cur) if self.rng.chance(25) => upd(&name, None, Some(cur)).delete(null),
+                    Some(cur) => upd(&name, Some(self.pick_other(Some(cur))), Some(cur)),
+                }
+            } else if roll < 78 {
+                let slot = self.rng.below(self.spec.shared as usize + 1);
+                let name = names::shared(slot);
+                let cur = if self.rng.chance(85) {
+                    self.read_now(&name)
+                } else {
+                    self.state.last_read.get(&name).copied()
+                };
+                match cur {
+                    None => upd(&name, Some(self.pick_other(None)), Some(null)),
+                    Some(cur) if slot != 0 && self.rng.chance(15) => {
+                        upd(&name, None, Some(cur)).delete(null)
+                    }
+                    Some(cur) => upd(&name, Some(self.pick_other(Some(cur))), Some(cur)),
+                }
+            } else if roll < 88 {
+                let name = names::DF[self.rng.below(names::DF.len())].to_string();
+                match self.read_now(&name) {
+                    None => upd(&name, Some(self.pick_other(None)), Some(null)),
+                    Some(cur) => upd(&name, None, Some(cur)).delete(null),
+                }
+            } else if roll < 96 {
+                upd(&names::tag(id, i), Some(self.pick_other(None)), Some(null))
+            } else {
+                upd(names::EXPIRY, Some(self.pick_other(None)), None)
+            };
+            if out.iter().all(|o| o.refname != u.refname) {
+                out.push(u);
+            }
+        }
+        out
+    }
+
+    fn committer(tick: u64) -> Committer {
+        Committer {
+            name: NAME.as_bytes().to_vec(),
+            email: EMAIL.as_bytes().to_vec(),
+            time: BASE_TIME + 60 * tick,
+            tz_offset: -700,
+        }
+    }
+
+    /// Run one transaction; `(accepted, error text, update index when ours, refusal class)`.
+    fn commit(&mut self, updates: &[Update], message: &str, tick: u64) -> Attempt {
+        match self.spec.kind {
+            WriterKind::Git => {
+                let git = self.git.as_ref().expect("git writer");
+                let mut stdin = String::new();
+                for u in updates {
+                    stdin.push_str(&u.stdin_lines().expect("update-ref syntax"));
+                }
+                let mut c = git.command_auto(&self.spec.repo, tick, true);
+                let out =
+                    git.run_command(&mut c, &["update-ref", "-m", message, "--stdin"], &stdin);
+                if out.exit.success() {
+                    return (true, String::new(), None, None);
+                }
+                (false, git_error(&out), None, git_class(&out))
+            }
+            WriterKind::Ours => {
+                let db = self.ours.as_mut().expect("our writer");
+                let lib: Vec<RefUpdate> = updates
+                    .iter()
+                    .map(|u| u.to_ref_update(message, false))
+                    .collect();
+                let pool = commit_pool(&self.commits);
+                let objects = PoolObjects(&pool);
+                let r = db
+                    .prepare(&lib, &Self::committer(tick), &objects)
+                    .and_then(|p| {
+                        let index = p.update_index();
+                        p.commit().map(|()| index)
+                    });
+                match r {
+                    Ok(index) => (true, String::new(), Some(index), None),
+                    Err(e) => (false, e.to_string(), None, crate::steps::classify_ours(&e)),
+                }
+            }
+        }
+    }
+
+    /// Maintenance number `k`: compaction of the whole stack, auto-compaction, or expiring
+    /// the expiry ref's reflog, in turn.
+    fn maintain(
+        &mut self,
+        k: u32,
+        tick: u64,
+    ) -> (String, bool, String, Option<crate::verdict::ErrClass>) {
+        let what = ["pack-refs", "pack-refs --auto", "reflog expire"][k as usize % 3];
+        match self.spec.kind {
+            WriterKind::Git => {
+                let git = self.git.as_ref().expect("git writer");
+                let args: &[&str] = match k % 3 {
+                    0 => &["pack-refs"],
+                    1 => &["pack-refs", "--auto"],
+                    _ => &[
+                        "reflog",
+                        "expire",
+                        "--expire=now",
+                        "--expire-unreachable=now",
+                        names::EXPIRY,
+                    ],
+                };
+                let mut c = git.command_auto(&self.spec.repo, tick, true);
+                let out = git.run_command(&mut c, args, "");
+                if out.exit.success() {
+                    return (what.to_string(), true, String::new(), None);
+                }
+                (what.to_string(), false, git_error(&out), git_class(&out))
+            }
+            WriterKind::Ours => {
+                let db = self.ours.as_mut().expect("our writer");
+                let r = match k % 3 {
+                    0 => db.pack_refs(false),
+                    1 => db.pack_refs(true),
+                    _ => db
+                        .expire_reflog(names::EXPIRY.as_bytes(), &mut |_| true, false, false)
+                        .map(|_| ()),
+                };
+                let class = r.as_ref().err().and_then(crate::steps::classify_ours);
+                let err = r.err().map(|e| e.to_string()).unwrap_or_default();
+                (what.to_string(), err.is_empty(), err, class)
+            }
+        }
+    }
+}
+
+/// How a git command failed: exit status and what it printed.
+fn git_error(out: &crate::git::Output) -> String {
+    format!("{:?}: {}", out.exit, out.stderr.trim())
+}
+
+/// The class of a git failure, by wording or (when git printed nothing) by exit status.
+fn git_class(out: &crate::git::Output) -> Option<crate::verdict::ErrClass> {
+    match out.exit {
+        crate::git::Exit::Code(code) => crate::messages::classify_exit(code, &out.stderr),
+        _ => None,
+    }
+}
+
+type Attempt = (bool, String, Option<u64>, Option<crate::verdict::ErrClass>);
+
+/// A pool of only `commits` (the refs of the concurrent mode point at nothing else).
+pub(crate) fn commit_pool(commits: &[ObjectId]) -> crate::gen::Pool {
+    crate::gen::Pool {
+        commits: commits.to_vec(),
+        tags: Vec::new(),
+        tree: commits[0],
+        missing: ObjectId::null(commits[0].hash()),
+    }
+}
+
+fn upd(name: &str, new: Option<ObjectId>, old: Option<ObjectId>) -> Update {
+    Update {
+        refname: name.to_string(),
+        new: new.map(|n| Value::Oid(n.to_string())),
+        old: old.map(|o| Value::Oid(o.to_string())),
+        no_deref: false,
+    }
+}
+
+trait Delete {
+    fn delete(self, null: ObjectId) -> Update;
+}
+
+impl Delete for Update {
+    fn delete(mut self, null: ObjectId) -> Update {
+        self.new = Some(Value::Oid(null.to_string()));
+        self
+    }
+}
+
+/// The worker process's body; its outcomes go to `spec.outcomes`, one JSON line each.
+pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
+    let commits: Vec<ObjectId> = spec
+        .commits
+        .iter()
+        .map(|h| ObjectId::from_hex(h).ok_or(format!("bad commit {h}")))
+        .collect::<Result<_, _>>()?;
+    let stack = spec.repo.join(".git/reftable");
+    let mut w = Worker {
+        spec,
+        commits,
+        rng: Rng(spec.seed ^ (u64::from(spec.id) << 40) ^ 0xc0c0_0000),
+        state: State {
+            own: BTreeMap::new(),
+            last_read: BTreeMap::new(),
+            journal: 0,
+        },
+        reader: None,
+        ours: None,
+        git: None,
+        stack: stack.clone(),
+    };
+    match spec.kind {
+        WriterKind::Git => {
+            w.git = Some(Git::find(Some(&spec.git))?);
+            w.reader = Some(RefDb::open(&stack, refdb_options(false)).map_err(|e| e.to_string())?);
+        }
+        WriterKind::Ours => {
+            w.ours = Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| e.to_string())?);
+        }
+    }
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(&spec.outcomes)
+            .map_err(|e| format!("{}: {e}", spec.outcomes.display()))?,
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !spec.start.exists() {
+        if Instant::now() > deadline {
+            return Err("no start signal within 60 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let mut maintenance = 0;
+    for i in 0..spec.txns {
+        let tick = u64::from(i);
+        let updates = w.updates(i);
+        let message = names::message(spec.id, i);
+        let before = listed_max_index(&w.stack);
+        let (accepted, error, index, class) = w.commit(&updates, &message, tick);
+        let after = listed_max_index(&w.stack);
+        if accepted {
+            w.state.journal += 1;
+            for u in &updates {
+                if names::is_own(spec.id, &u.refname) {
+                    if let Some(Value::Oid(h)) = &u.new {
+                        let id = ObjectId::from_hex(h).expect("hex");
+                        if id.is_null() {
+                            w.state.own.remove(&u.refname);
+                        } else {
+                            w.state.own.insert(u.refname.clone(), id);
+                        }
+                    }
+                }
+            }
+        }
+        let o = Outcome {
+            writer: spec.id,
+            kind: spec.kind,
+            txn: Some(i),
+            what: "transaction".into(),
+            message,
+            updates,
+            tick,
+            before,
+            after,
+            accepted,
+            error,
+            index,
+            class,
+        };
+        writeln!(out, "{}", serde_json::to_string(&o).expect("json")).map_err(|e| e.to_string())?;
+        if spec.maintenance_every > 0 && (i + 1) % spec.maintenance_every == 0 {
+            let before = listed_max_index(&w.stack);
+            let (what, ok, error, class) = w.maintain(maintenance, tick);
+            let after = listed_max_index(&w.stack);
+            maintenance += 1;
+            let o = Outcome {
+                writer: spec.id,
+                kind: spec.kind,
+                txn: None,
+                what,
+                message: String::new(),
+                updates: Vec::new(),
+                tick,
+                before,
+                after,
+                accepted: ok,
+                error,
+                index: None,
+                class,
+            };
+            writeln!(out, "{}", serde_json::to_string(&o).expect("json"))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    out.flush().map_err(|e| e.to_string())
+}

@@ -1,0 +1,88 @@
+//! The concurrent mode against the test git: git's and our writer processes on one
+//! repository, with compaction and reflog expiry from both, lose nothing; and (in a
+//! test-hooks build, `ci/test-hooks.sh`) a planted lost update of ours is caught, minimized
+//! and written with its interleaving and a serial replay.
+
+mod common;
+
+use std::path::PathBuf;
+
+use conformance::concurrent::{run_concurrent, ConcurrentConfig};
+use conformance::expected::{default_path, ExpectedSet};
+
+fn config(txns: u32) -> ConcurrentConfig {
+    ConcurrentConfig::new(7, txns, PathBuf::from(env!("CARGO_BIN_EXE_conformance")))
+}
+
+#[test]
+fn git_and_our_writers_lose_nothing() {
+    let Some(env) = common::env() else { return };
+    let known = ExpectedSet::load(&default_path()).unwrap();
+    let mut cfg = config(150);
+    cfg.maintenance_every = 10;
+    cfg.minimize = false;
+    let r = run_concurrent(&env, &known, &cfg).unwrap();
+    assert_eq!(r.unexpected(), 0, "{}", r.markdown());
+    for (who, t) in ["git", "ours"].iter().zip(r.transactions) {
+        assert_eq!(t[0], 2 * 150, "{who}: every attempt reported");
+        assert!(
+            t[1] > 150,
+            "{who}: only {} acknowledged\n{}",
+            t[1],
+            r.markdown()
+        );
+    }
+    for (who, m) in ["git", "ours"].iter().zip(r.maintenance) {
+        assert!(m[0] == 2 * 15 && m[1] > 0, "{who}: maintenance {m:?}");
+    }
+    assert!(
+        r.samples[0] > 0 && r.samples[1] > 0,
+        "samples {:?}",
+        r.samples
+    );
+}
+
+#[cfg(reftable_test_hooks)]
+#[test]
+fn a_planted_lost_update_is_caught_minimized_and_written() {
+    let Some(env) = common::env() else { return };
+    let known = ExpectedSet::load(&default_path()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut cfg = config(80);
+    cfg.plant = Some("no-reload-under-lock".into());
+    cfg.out = Some(out.path().to_path_buf());
+    let r = run_concurrent(&env, &known, &cfg).unwrap();
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.class == "lost update" && f.expected.is_none()),
+        "{}",
+        r.markdown()
+    );
+    let dir = PathBuf::from(r.finding_dir.as_deref().expect("written"));
+    let small: ConcurrentConfig =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    assert!(
+        small.txns < cfg.txns && small.our_writers + small.git_writers <= 4,
+        "not minimized: {small:?}"
+    );
+    assert!(r
+        .minimized
+        .as_deref()
+        .unwrap()
+        .contains(&format!("--concurrent-txns {}", small.txns)));
+    let interleaving = std::fs::read_to_string(dir.join("interleaving.txt")).unwrap();
+    assert!(
+        interleaving.contains("committed \"concurrent w"),
+        "{interleaving}"
+    );
+    let findings = std::fs::read_to_string(dir.join("findings.txt")).unwrap();
+    assert!(findings.contains("lost update"), "{findings}");
+    assert!(findings.contains("serial replay"), "{findings}");
+    assert!(dir.join("serial/case.json").is_file() && dir.join("stack/tables.list").is_file());
+    let rerun = std::fs::read_to_string(dir.join("rerun.sh")).unwrap();
+    assert!(
+        rerun.contains("REFTABLE_PLANT=no-reload-under-lock"),
+        "{rerun}"
+    );
+}
