@@ -417,9 +417,10 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
         let mut db = RefDb::open(
             dir.path(),
             RefDbOptions {
+                // The library's defaults (fsync on), as a user gets them; git syncs reftables
+                // only when `core.fsync` names references, which its default does not.
                 stack: StackOptions {
                     auto_compaction: auto,
-                    fsync: false,
                     ..StackOptions::default()
                 },
                 ..RefDbOptions::default()

@@ -13,6 +13,12 @@ use crate::error::{Error, ErrorKind, Result};
 /// Open `path` for reading if it is a regular file (following symlinks). The type is checked
 /// before opening (opening a FIFO blocks until a writer comes) and again on the open file.
 pub(crate) fn open_regular(path: &Path, what: &str) -> Result<(File, u64)> {
+    open_regular_meta(path, what).map(|(f, m)| (f, m.len()))
+}
+
+/// [`open_regular`] with the open handle's metadata (its `fstat`), for callers that also
+/// need the file's identity.
+pub(crate) fn open_regular_meta(path: &Path, what: &str) -> Result<(File, std::fs::Metadata)> {
     let not_regular =
         || Error::new(ErrorKind::Format, format!("{what} is not a regular file")).in_file(path);
     let meta =
@@ -27,7 +33,7 @@ pub(crate) fn open_regular(path: &Path, what: &str) -> Result<(File, u64)> {
     if !meta.is_file() {
         return Err(not_regular());
     }
-    Ok((file, meta.len()))
+    Ok((file, meta))
 }
 
 /// Read a regular file whole, never more than the size it had when opened.

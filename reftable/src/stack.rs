@@ -297,31 +297,61 @@ impl Stack {
     fn read_list_pinned(&self) -> Result<(Vec<String>, Option<ListPin>)> {
         use std::io::Read;
         self.count_list_read();
-        let (file, len) = match crate::bytes::open_regular(&self.list_path, "tables.list") {
+        let (file, meta) = match crate::bytes::open_regular_meta(&self.list_path, "tables.list") {
             Ok(f) => f,
-            Err(e) if e.kind() == ErrorKind::NotExist => return Ok((Vec::new(), None)),
+            Err(e) if e.kind() == ErrorKind::NotExist => {
+                self.count(Stats {
+                    tables_list_stats: 1,
+                    ..Stats::default()
+                });
+                return Ok((Vec::new(), None));
+            }
             Err(e) => return Err(e),
         };
+        // The path's stat and the handle's fstat, which also pins the file's identity.
+        self.count(Stats {
+            tables_list_stats: 2,
+            ..Stats::default()
+        });
+        let len = meta.len();
         let mut content = Vec::new();
         (&file)
             .take(len)
             .read_to_end(&mut content)
             .map_err(|e| Error::io(e, "read tables.list").in_file(&self.list_path))?;
         let names = parse_tables_list(&content).map_err(|e| e.in_file(&self.list_path))?;
-        let id = file.metadata().ok().as_ref().and_then(meta_id);
+        let id = meta_id(&meta);
         Ok((names, id.map(|id| (file, id))))
     }
 
     fn read_list(&self) -> Result<Vec<String>> {
         self.count_list_read();
+        self.count(Stats {
+            tables_list_stats: 2,
+            ..Stats::default()
+        });
         read_tables_list(&self.dir)
     }
 
     fn count_list_read(&self) {
-        self.own.add(&Stats {
+        self.count(Stats {
             tables_list_reads: 1,
             ..Stats::default()
         });
+    }
+
+    fn count(&self, s: Stats) {
+        self.own.add(&s);
+    }
+
+    /// A new `tables.list` is about to be written (and synced, with `fsync` on).
+    fn count_list_fsync(&self) {
+        if self.opts.fsync {
+            self.count(Stats {
+                fsyncs: 1,
+                ..Stats::default()
+            });
+        }
     }
 
     /// Re-read `tables.list` and open the tables it names, reusing tables already open. When
@@ -357,10 +387,18 @@ impl Stack {
     /// Whether `tables.list` still names the loaded tables.
     pub fn is_up_to_date(&self) -> Result<bool> {
         if let Some((_, id)) = &self.list_pin {
+            self.count(Stats {
+                tables_list_stats: 1,
+                ..Stats::default()
+            });
             if file_id(&self.list_path) == Some(*id) {
                 return Ok(true);
             }
         }
+        self.count(Stats {
+            tables_list_stats: 1,
+            ..Stats::default()
+        });
         if !self.list_path.exists() {
             return Ok(self.names.is_empty());
         }
@@ -428,6 +466,10 @@ impl Stack {
             .into_inner()
             .map_err(|e| Error::io(e.into_error(), "write table").in_file(temp.path()))?;
         if self.opts.fsync {
+            self.count(Stats {
+                fsyncs: 1,
+                ..Stats::default()
+            });
             file.sync_all()
                 .map_err(|e| Error::io(e, "fsync table").in_file(temp.path()))?;
         }
@@ -579,6 +621,7 @@ impl Stack {
             content.push_str(n);
             content.push('\n');
         }
+        self.count_list_fsync();
         let committed = list_lock
             .write_contents(content.as_bytes(), self.opts.fsync)
             .and_then(|_| list_lock.commit());
@@ -684,6 +727,7 @@ impl Addition<'_> {
             content.push_str(n);
             content.push('\n');
         }
+        self.stack.count_list_fsync();
         lock.write_contents(content.as_bytes(), self.stack.opts.fsync)?;
         crash_point!(CommitListWritten);
         lock.commit()?;

@@ -33,6 +33,11 @@ pub struct Stats {
     pub heap_operations: u64,
     /// Reads of `tables.list` (including the re-reads of a retried reload).
     pub tables_list_reads: u64,
+    /// `stat` and `fstat` calls on `tables.list` (up-to-date checks and reads): the system
+    /// calls a stack reload per ref would multiply.
+    pub tables_list_stats: u64,
+    /// `fsync` calls on tables and on `tables.list` (0 with `StackOptions::fsync` off).
+    pub fsyncs: u64,
     /// Index records decoded into a table's in-memory leaf index: one-time work per table
     /// and section, after which its seeks need no index block (counted here rather than
     /// in `records_decoded`, which is per-seek work).
@@ -47,7 +52,7 @@ impl Stats {
     /// let s = reftable::Stats { blocks_read: 2, ..Default::default() };
     /// assert!(s.counters().contains(&("blocks_read", 2)));
     /// ```
-    pub fn counters(&self) -> [(&'static str, u64); 9] {
+    pub fn counters(&self) -> [(&'static str, u64); 11] {
         [
             ("records_decoded", self.records_decoded),
             ("blocks_read", self.blocks_read),
@@ -58,6 +63,8 @@ impl Stats {
             ("heap_operations", self.heap_operations),
             ("tables_list_reads", self.tables_list_reads),
             ("index_entries_cached", self.index_entries_cached),
+            ("tables_list_stats", self.tables_list_stats),
+            ("fsyncs", self.fsyncs),
         ]
     }
 
@@ -83,6 +90,10 @@ impl Stats {
             index_entries_cached: self
                 .index_entries_cached
                 .saturating_sub(before.index_entries_cached),
+            tables_list_stats: self
+                .tables_list_stats
+                .saturating_sub(before.tables_list_stats),
+            fsyncs: self.fsyncs.saturating_sub(before.fsyncs),
         }
     }
 }
@@ -98,13 +109,15 @@ impl AddAssign for Stats {
         self.heap_operations += o.heap_operations;
         self.tables_list_reads += o.tables_list_reads;
         self.index_entries_cached += o.index_entries_cached;
+        self.tables_list_stats += o.tables_list_stats;
+        self.fsyncs += o.fsyncs;
     }
 }
 
 /// A shared, thread-safe sink iterators add their counters to when they are dropped.
 #[derive(Debug, Default)]
 pub(crate) struct StatsSink {
-    fields: [std::sync::atomic::AtomicU64; 9],
+    fields: [std::sync::atomic::AtomicU64; 11],
 }
 
 impl StatsSink {
@@ -120,6 +133,8 @@ impl StatsSink {
             s.heap_operations,
             s.tables_list_reads,
             s.index_entries_cached,
+            s.tables_list_stats,
+            s.fsyncs,
         ];
         for (f, v) in self.fields.iter().zip(vals) {
             if v != 0 {
@@ -141,6 +156,8 @@ impl StatsSink {
             heap_operations: f(6),
             tables_list_reads: f(7),
             index_entries_cached: f(8),
+            tables_list_stats: f(9),
+            fsyncs: f(10),
         }
     }
 }

@@ -531,7 +531,30 @@ fn options_counters_and_up_to_date_checks() {
     assert!(own.tables_list_reads >= 1, "{own:?}");
     assert!(st.is_up_to_date().unwrap());
     assert!(st.is_up_to_date().unwrap());
-    assert_eq!(st.own_stats().since(own).tables_list_reads, 0);
+    let spent = st.own_stats().since(own);
+    assert_eq!(spent.tables_list_reads, 0);
+    // An up-to-date check of an unchanged list is one stat; a reload is a stat of the path
+    // and an fstat of the open handle.
+    assert_eq!(spent.tables_list_stats, 2, "{spent:?}");
+    let own = st.own_stats();
+    st.reload().unwrap();
+    assert_eq!(st.own_stats().since(own).tables_list_stats, 2);
+    // `no_auto()` does not sync; with fsync on, an addition syncs its table and the list.
+    let mut synced = Stack::open(
+        dir.path(),
+        StackOptions {
+            fsync: true,
+            ..no_auto()
+        },
+    )
+    .unwrap();
+    let own = synced.own_stats();
+    add_ref(&mut synced, "refs/heads/s", Some(3)).unwrap();
+    assert_eq!(synced.own_stats().since(own).fsyncs, 2);
+    st.reload().unwrap();
+    let own = st.own_stats();
+    add_ref(&mut st, "refs/heads/t", Some(4)).unwrap();
+    assert_eq!(st.own_stats().since(own).fsyncs, 0);
 
     let mut other = Stack::open(dir.path(), no_auto()).unwrap();
     add_ref(&mut other, "refs/heads/b", Some(2)).unwrap();
