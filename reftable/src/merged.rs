@@ -143,14 +143,16 @@ impl MergedTable {
         let iters = self
             .tables
             .iter()
-            .map(|t| t.seek::<R>(key))
+            .map(|t| t.unpositioned::<R>())
             .collect::<Result<Vec<_>>>()?;
-        MergedIter::new(
+        let mut it = MergedIter::new(
             iters,
             self.suppress_deletions,
             self.inflate_budget,
             self.sink.clone(),
-        )
+        );
+        it.seek(key)?;
+        Ok(it)
     }
 
     /// Every ref record in name order (tombstones included unless suppressed).
@@ -272,14 +274,15 @@ impl<R: Record> Drop for MergedIter<R> {
 }
 
 impl<R: Record> MergedIter<R> {
+    /// Not positioned: [`MergedIter::seek`] positions the tables.
     fn new(
         iters: Vec<TableIter<R>>,
         suppress_deletions: bool,
         inflate_budget: usize,
         sink: Arc<StatsSink>,
-    ) -> Result<MergedIter<R>> {
+    ) -> MergedIter<R> {
         let n = iters.len();
-        let mut it = MergedIter {
+        MergedIter {
             iters,
             heap: BinaryHeap::with_capacity(n),
             spare_keys: Vec::new(),
@@ -291,11 +294,7 @@ impl<R: Record> MergedIter<R> {
             stats: Stats::default(),
             sink,
             failed: false,
-        };
-        for i in 0..n {
-            it.fill(i)?;
         }
-        Ok(it)
     }
 
     /// Read the next record of table `i` and queue it. When the table iterators together
@@ -324,7 +323,9 @@ impl<R: Record> MergedIter<R> {
             // Only log blocks are inflated; other iterators hold nothing to account for.
             return Ok(next);
         }
-        let now = self.iters[i].inflated_bytes();
+        // Inflated blocks and decoded values (a reflog message can be as big as its block).
+        let it = &self.iters[i];
+        let now = it.inflated_bytes() + if next { it.current().value_bytes() } else { 0 };
         self.held_total = self.held_total - self.held[i] + now;
         self.held[i] = now;
         if self.held_total > self.inflate_budget {
@@ -371,13 +372,14 @@ impl<R: Record> MergedIter<R> {
         while let Some(item) = self.heap.pop() {
             self.spare_keys.push(item.key);
         }
+        // One table at a time: each is positioned and queued before the next one reads
+        // anything, so the budget holds while the queue fills (100 tables whose first
+        // record is a 16 MiB message never hold 100 of them).
         let r = (|| {
             for i in 0..self.iters.len() {
                 self.iters[i].seek(key)?;
                 self.held_total -= self.held[i];
                 self.held[i] = 0;
-            }
-            for i in 0..self.iters.len() {
                 self.fill(i)?;
             }
             Ok(())
@@ -395,6 +397,15 @@ impl<R: Record> MergedIter<R> {
             s += it.stats();
         }
         s
+    }
+
+    /// Heap bytes the table iterators hold in inflated log blocks and decoded values.
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.iters
+            .iter()
+            .map(|t| t.inflated_bytes() + t.current().value_bytes())
+            .sum()
     }
 
     /// The record the last [`MergedIter::next_record`] returned, if it returned one.
@@ -429,7 +440,10 @@ impl<R: Record> MergedIter<R> {
                 return Ok(None);
             };
             self.stats.heap_operations += 1;
-            if defect!(TombstoneIgnored) && self.iters[top.index].current().is_deletion() {
+            if defect!(TombstoneIgnored)
+                && self.iters[top.index].restore_current().is_ok()
+                && self.iters[top.index].current().is_deletion()
+            {
                 // Planted bug: skip the tombstone without shadowing older records.
                 self.spare_keys.push(top.key);
                 self.fill(top.index)?;
@@ -447,6 +461,8 @@ impl<R: Record> MergedIter<R> {
                 self.fill(shadowed.index)?;
             }
             self.spare_keys.push(top.key);
+            // Filling the shadowed tables may have let this one's big value go.
+            self.iters[top.index].restore_current()?;
             if self.suppress_deletions && self.iters[top.index].current().is_deletion() {
                 self.fill(top.index)?;
                 continue;
@@ -534,6 +550,53 @@ mod tests {
                 }),
             },
         }
+    }
+
+    /// One reflog entry per table, each with a message of 2 MiB: the tables waiting in the
+    /// queue let their messages go, so the iterator holds about two at any time, not one
+    /// per table (issue 13: 100 such tables took 1.6 GB).
+    #[test]
+    fn waiting_tables_do_not_each_hold_a_big_reflog_message() {
+        let big = "m".repeat(2 << 20);
+        let tables: Vec<Table> = (0..12u64)
+            .map(|i| {
+                let mut w = Writer::new(
+                    Vec::new(),
+                    WriteOptions {
+                        block_size: 4 << 20,
+                        ..WriteOptions::default()
+                    },
+                );
+                w.set_limits(i + 1, i + 1).unwrap();
+                w.add_log(&l(&format!("refs/heads/b{:02}", i % 4), i + 1, Some(&big)))
+                    .unwrap();
+                Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+            })
+            .collect();
+        let mut m = MergedTable::new(tables, HashId::Sha1).unwrap();
+        m.set_inflate_budget(1 << 20);
+        let mut it = m.logs().unwrap();
+        let (mut n, mut peak) = (0, it.held_bytes());
+        let mut keys = Vec::new();
+        while let Some(rec) = it.next_record().unwrap() {
+            let LogValue::Update(u) = &rec.value else {
+                panic!("a tombstone")
+            };
+            assert_eq!(
+                u.message.len(),
+                big.len() + 1,
+                "message decoded again in full"
+            );
+            keys.push((rec.refname.clone(), rec.update_index));
+            n += 1;
+            peak = peak.max(it.held_bytes());
+        }
+        assert_eq!(n, 12);
+        // Name order, newest first per name.
+        let mut sorted = keys.clone();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        assert_eq!(keys, sorted);
+        assert!(peak <= 3 * (2 << 20) + (1 << 20), "peak {peak} bytes held");
     }
 
     /// git's merged `refs` vector: {a1,b1,c1}, {a deleted@2}, {c@3,d@3}.

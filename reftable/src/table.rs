@@ -266,6 +266,16 @@ impl Table {
         Ok(it)
     }
 
+    /// An iterator over `R`'s section that reads nothing until it is positioned with
+    /// [`TableIter::seek`] (a merged iterator positions its tables one at a time, so that
+    /// it never holds every table's first block at once).
+    pub(crate) fn unpositioned<R: Record>(&self) -> Result<TableIter<R>> {
+        self.section_of::<R>()?;
+        let mut it = TableIter::new(self.clone());
+        it.done = true;
+        Ok(it)
+    }
+
     /// An iterator over `R`'s section starting at the first record whose key is `>= key`.
     pub fn seek<R: Record>(&self, key: &[u8]) -> Result<TableIter<R>> {
         self.section_of::<R>()?;
@@ -437,6 +447,9 @@ pub struct TableIter<R: Record> {
     /// The current (log) block's inflated contents were let go while records remain; they
     /// are inflated again before the next read.
     evicted: bool,
+    /// The current record's big value was let go while the iterator waited in a merged
+    /// queue; [`TableIter::restore_current`] decodes it again.
+    rec_evicted: bool,
     /// The key of the index entry an indexed seek followed (reused between seeks): every
     /// key of the block it points at is at most this, which catches an entry pointing at a
     /// later block.
@@ -473,6 +486,7 @@ impl<R: Record> TableIter<R> {
             pending: false,
             done: false,
             evicted: false,
+            rec_evicted: false,
             bound: Vec::new(),
             stats: Stats::default(),
         }
@@ -498,6 +512,44 @@ impl<R: Record> TableIter<R> {
         }
         self.inflated = Vec::new();
         self.spare = Vec::new();
+        // A waiting record with a big value (a 16 MiB reflog message) goes too: a merged
+        // iterator over many tables then holds one such record, not one per table.
+        if self.block.is_some() && self.rec.value_bytes() > KEEP_INFLATED {
+            self.rec = R::default();
+            self.rec_evicted = true;
+        }
+    }
+
+    /// Decode the current record again if [`TableIter::evict_inflated`] let its value go
+    /// (inflating its block again when that went too).
+    pub(crate) fn restore_current(&mut self) -> Result<()> {
+        if !self.rec_evicted {
+            return Ok(());
+        }
+        let Some(info) = self.block else {
+            return Err(Error::api("no current record to decode again"));
+        };
+        if self.evicted || self.inflated.is_empty() {
+            if self
+                .parse_at(info.offset, Some(BlockType::Log), false)?
+                .is_none()
+            {
+                return Err(corrupt(info.offset, "log block changed while being read"));
+            }
+            self.evicted = false;
+        }
+        self.cursor
+            .redecode(
+                &info,
+                &self.inflated,
+                &mut self.rec,
+                &self.ctx,
+                &mut self.stats,
+            )
+            .map_err(|e| e.in_file(self.table.name()))?;
+        self.rec_evicted = false;
+        self.release_if_done();
+        Ok(())
     }
 
     /// After a record was decoded from the current block: a big inflated buffer whose block
@@ -556,6 +608,7 @@ impl<R: Record> TableIter<R> {
         self.pending = false;
         self.done = false;
         self.evicted = false;
+        self.rec_evicted = false;
         let table = self.table.clone();
         let sec = *table.section_of::<R>()?;
         if !sec.present {
@@ -844,12 +897,21 @@ impl<R: Record> TableIter<R> {
         }
         if self.pending {
             self.pending = false;
+            if let Err(e) = self.restore_current() {
+                self.done = true;
+                return Err(e);
+            }
             return Ok(Some(&self.rec));
         }
         match self.advance() {
             Ok(true) => Ok(Some(&self.rec)),
             Ok(false) => {
                 self.done = true;
+                // An iterator at its end keeps no big value (a merged iterator keeps its
+                // finished tables' iterators).
+                if self.rec.value_bytes() > KEEP_INFLATED {
+                    self.rec = R::default();
+                }
                 Ok(None)
             }
             Err(e) => {
@@ -870,6 +932,7 @@ impl<R: Record> TableIter<R> {
                 .cursor
                 .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
             {
+                self.rec_evicted = false;
                 self.release_if_done();
                 return Ok(true);
             }

@@ -217,6 +217,8 @@ fn inflate_step(target: usize, have: usize) -> usize {
 pub struct BlockCursor {
     pos: usize,
     key: Vec<u8>,
+    /// Where the record decoded last starts.
+    last: usize,
 }
 
 impl BlockCursor {
@@ -262,8 +264,37 @@ impl BlockCursor {
             .decode(&self.key, h.value_type, &records[vstart..], ctx)
             .map_err(err)?;
         stats.records_decoded += 1;
+        self.last = at;
         self.pos = vstart + n;
         Ok(true)
+    }
+
+    /// Decode the value of the record decoded last into `rec` again (a caller let it go to
+    /// save memory); the cursor stays after it. `data` must be the same block's contents.
+    pub fn redecode<R: Record>(
+        &self,
+        info: &BlockInfo,
+        data: &[u8],
+        rec: &mut R,
+        ctx: &CodecContext,
+        stats: &mut Stats,
+    ) -> Result<()> {
+        let records = &data[..info.restart_off];
+        let at = self.last;
+        let err = |msg: &str| record_error(info, at, msg);
+        if at >= records.len() {
+            return Err(err("record to decode again is outside the block"));
+        }
+        let h = record::decode_key_header(&records[at..]).map_err(err)?;
+        let vstart = at + h.len();
+        let n = rec
+            .decode(&self.key, h.value_type, &records[vstart..], ctx)
+            .map_err(err)?;
+        stats.records_decoded += 1;
+        if vstart + n != self.pos {
+            return Err(err("record decoded again ends elsewhere"));
+        }
+        Ok(())
     }
 
     /// The key of restart record `i`, checked: inside the records, prefix length 0.
@@ -333,6 +364,7 @@ impl BlockCursor {
                 let n = rec
                     .decode(&self.key, h.value_type, value, ctx)
                     .map_err(err)?;
+                self.last = at;
                 self.pos = vstart + n;
                 return Ok(true);
             }

@@ -76,6 +76,12 @@ pub trait Record: sealed::Sealed + Clone + Default + fmt::Debug + Send + Sync + 
     ) -> Option<Result<usize, &'static str>> {
         None
     }
+
+    /// Heap bytes the record's decoded value holds (a reflog message can be 16 MiB); 0 for
+    /// types whose values are small. Merged iterators let big ones go while they wait.
+    fn value_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// Append the prefix-compressed encoding of `key` (relative to `prev`) with `value_type` in
@@ -461,6 +467,13 @@ impl LogRecord {
 
 impl Record for LogRecord {
     const BLOCK_TYPE: BlockType = BlockType::Log;
+
+    fn value_bytes(&self) -> usize {
+        match &self.value {
+            LogValue::Update(u) => u.message.capacity() + u.name.capacity() + u.email.capacity(),
+            LogValue::Deletion => 0,
+        }
+    }
 
     fn write_key(&self, out: &mut Vec<u8>) {
         out.clear();
