@@ -10,6 +10,18 @@ use std::time::{Duration, Instant};
 /// The committer and author date of every git process of the report.
 const IDENT_DATE: &str = "1112911993 -0700";
 
+/// How a measured git command is counted.
+#[derive(Clone, Copy, Debug)]
+pub enum Counter<'a> {
+    /// Not counted.
+    None,
+    /// `strace -f -c`, the summary written to this file.
+    Strace(&'a Path),
+    /// `valgrind --tool=callgrind --trace-children=yes`, one output file per process in
+    /// this directory.
+    Callgrind(&'a Path),
+}
+
 /// A git binary and the isolated home its processes run with.
 pub struct Git {
     path: PathBuf,
@@ -88,16 +100,41 @@ impl Git {
         stdin: &[u8],
         trace: Option<&Path>,
     ) -> GitResult<(Vec<u8>, f64)> {
+        match trace {
+            Some(t) => self.run_counted(dir, args, stdin, Counter::Strace(t)),
+            None => self.run_counted(dir, args, stdin, Counter::None),
+        }
+    }
+
+    /// [`Git::run`] under the counting tool `counter` names.
+    pub fn run_counted(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        stdin: &[u8],
+        counter: Counter<'_>,
+    ) -> GitResult<(Vec<u8>, f64)> {
         let what = format!("git {}", args.join(" "));
         let out_file = tempfile::tempfile().map_err(|e| GitError(format!("{what}: {e}")))?;
         let err_file = tempfile::tempfile().map_err(|e| GitError(format!("{what}: {e}")))?;
-        let mut cmd = match trace {
-            Some(t) => {
+        let mut cmd = match counter {
+            Counter::Strace(t) => {
                 let mut c = self.command_of("strace".as_ref(), dir);
                 c.args(["-f", "-c", "-o"]).arg(t).arg("--").arg(&self.path);
                 c
             }
-            None => self.command(dir),
+            Counter::Callgrind(out) => {
+                let mut c = self.command_of("valgrind".as_ref(), dir);
+                c.args(["--tool=callgrind", "--trace-children=yes", "-q"])
+                    .arg(format!(
+                        "--callgrind-out-file={}",
+                        out.join("callgrind.out.%p").display()
+                    ))
+                    .arg("--")
+                    .arg(&self.path);
+                c
+            }
+            Counter::None => self.command(dir),
         };
         cmd.args(args)
             .stdin(Stdio::piped())

@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::fit::exponent_over_sizes;
-use crate::git::{create_script, delete_script, Git, GitError, GitResult};
+use crate::git::{create_script, delete_script, Counter, Git, GitError, GitResult};
 use crate::syscalls::{Syscalls, SHOWN};
 
 /// A scenario of the git-counter report.
@@ -114,12 +114,33 @@ impl GitSeries {
 
 /// Run `scenario` on `git` at `sizes`.
 pub fn measure(git: &Git, scenario: GitScenario, sizes: &[usize]) -> GitResult<GitSeries> {
+    measure_with(git, scenario, sizes, false)
+}
+
+/// [`measure`], with the instructions git executes per operation as well (`instructions`,
+/// counted by callgrind in a second run of each size) when `instructions` is set.
+pub fn measure_with(
+    git: &Git,
+    scenario: GitScenario,
+    sizes: &[usize],
+    instructions: bool,
+) -> GitResult<GitSeries> {
     let version = git.version()?;
     let mut per: Vec<(String, Vec<f64>)> =
         SHOWN.iter().map(|s| (s.to_string(), Vec::new())).collect();
+    if instructions {
+        per.push(("instructions".to_string(), Vec::new()));
+    }
     let mut skipped = None;
     for &n in sizes {
-        match run_once(git, scenario, n) {
+        let counted = run_once(git, scenario, n, Tool::Syscalls).and_then(|mut calls| {
+            if instructions {
+                let ir = run_once(git, scenario, n, Tool::Instructions)?;
+                calls.0.insert("instructions".into(), ir.get("instructions"));
+            }
+            Ok(calls)
+        });
+        match counted {
             Ok(calls) => {
                 for (name, vals) in per.iter_mut() {
                     vals.push(calls.get(name) as f64 / n as f64);
@@ -161,13 +182,30 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i:06}")).collect()
 }
 
-/// The system calls of the measured step of `scenario` at size `n`.
-fn run_once(git: &Git, scenario: GitScenario, n: usize) -> Result<Syscalls, Skip> {
+/// What a measurement counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tool {
+    /// System calls by kind (`strace`).
+    Syscalls,
+    /// Instructions (`callgrind`), as the one counter `instructions`.
+    Instructions,
+}
+
+/// The counters of the measured step of `scenario` at size `n`.
+fn run_once(git: &Git, scenario: GitScenario, n: usize, tool: Tool) -> Result<Syscalls, Skip> {
     let dir = tempfile::tempdir().map_err(|e| GitError(format!("temp dir: {e}")))?;
     let repo = dir.path().join("repo");
     let trace = dir.path().join("trace");
     let traced = |args: &[&str], stdin: &[u8]| -> GitResult<Syscalls> {
-        git.run_traced(&repo, args, stdin, Some(&trace))?;
+        if tool == Tool::Instructions {
+            let out = tempfile::tempdir_in(dir.path())
+                .map_err(|e| GitError(format!("temp dir: {e}")))?;
+            git.run_counted(&repo, args, stdin, Counter::Callgrind(out.path()))?;
+            let n = crate::instructions::sum_dir(out.path())
+                .map_err(|e| GitError(format!("callgrind output: {e}")))?;
+            return Ok(Syscalls([("instructions".to_string(), n)].into_iter().collect()));
+        }
+        git.run_counted(&repo, args, stdin, Counter::Strace(&trace))?;
         let text =
             std::fs::read_to_string(&trace).map_err(|e| GitError(format!("strace output: {e}")))?;
         Ok(Syscalls::parse(&text))
@@ -336,6 +374,13 @@ pub fn markdown(series: &[GitSeries], regressions: &[Regression]) -> String {
          scenario's size. Exact and independent of machine load: two builds measured on \
          different days compare.\n\n",
     );
+    if series.iter().any(|x| x.values("instructions").is_some()) {
+        s.push_str(
+            "`instructions` rows: instructions executed by git and every process it starts \
+             (`valgrind --tool=callgrind --trace-children=yes`, a second run of the same \
+             step), per operation.\n\n",
+        );
+    }
     let mut scenarios: Vec<&str> = series.iter().map(|x| x.scenario.as_str()).collect();
     scenarios.dedup();
     for sc in scenarios {

@@ -5,8 +5,8 @@
 //! - [`fit`]: log-log growth exponents and the bounds the tests apply;
 //! - [`report`]: the JSON / Markdown / SVG complexity report and the baseline check;
 //! - [`git`]: driving a git binary for the same workloads (wall time, or under `strace`);
-//! - [`syscalls`], [`git_counters`]: git's system calls per operation by scenario, and
-//!   the comparison of git builds on them.
+//! - [`syscalls`], [`instructions`], [`git_counters`]: git's system calls (and, optionally,
+//!   instructions) per operation by scenario, and the comparison of git builds on them.
 //!
 //! The counter tests live in `tests/complexity.rs`, the report in the `complexity` binary,
 //! criterion benches in `benches/`.
@@ -16,6 +16,7 @@
 pub mod fit;
 pub mod git;
 pub mod git_counters;
+pub mod instructions;
 pub mod report;
 pub mod scenarios;
 pub mod syscalls;

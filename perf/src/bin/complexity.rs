@@ -31,6 +31,10 @@ struct Args {
     /// tombstone report.
     #[arg(long)]
     counters: bool,
+    /// With `--counters`: also count the instructions git executes (valgrind's callgrind,
+    /// detected at start; about fifty times slower than the system-call count).
+    #[arg(long, requires = "counters")]
+    instructions: bool,
     /// With `--counters`: compare every `--git` with the first git of this JSON report (a
     /// committed baseline, measured at the same `--sizes`) instead of with the first `--git`.
     #[arg(long, requires = "counters")]
@@ -233,12 +237,23 @@ fn measure(args: &Args) -> Result<Report, Box<dyn std::error::Error>> {
 
 /// `--counters`: git builds side by side on system calls per operation.
 fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    use perf::git_counters::{compare, markdown, measure, GitScenario};
+    use perf::git_counters::{compare, markdown, measure_with, GitScenario};
     if !perf::syscalls::strace_works() {
         return Err(
             "--counters needs strace (apt-get install strace) and ptrace permission".into(),
         );
     }
+    if args.instructions && !perf::instructions::callgrind_works() {
+        return Err("--instructions needs valgrind (apt-get install valgrind)".into());
+    }
+    eprintln!(
+        "counting system calls (strace){}",
+        if args.instructions {
+            " and instructions (callgrind)"
+        } else {
+            ""
+        }
+    );
     let sizes = sizes(args)?;
     let scenarios = pick(&args.scenarios, &GitScenario::ALL, GitScenario::from_name)?;
     let paths: Vec<PathBuf> = if args.git.is_empty() {
@@ -265,7 +280,7 @@ fn counters(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let mut row = Vec::new();
         for g in &gits {
             eprintln!("{} on {}", sc.name(), g.path().display());
-            row.push(measure(g, sc, &sizes)?);
+            row.push(measure_with(g, sc, &sizes, args.instructions)?);
         }
         if args.counters_baseline.is_some() {
             let base = baseline
