@@ -136,7 +136,9 @@ pub fn measure_with(
         let counted = run_once(git, scenario, n, Tool::Syscalls).and_then(|mut calls| {
             if instructions {
                 let ir = run_once(git, scenario, n, Tool::Instructions)?;
-                calls.0.insert("instructions".into(), ir.get("instructions"));
+                calls
+                    .0
+                    .insert("instructions".into(), ir.get("instructions"));
             }
             Ok(calls)
         });
@@ -198,12 +200,14 @@ fn run_once(git: &Git, scenario: GitScenario, n: usize, tool: Tool) -> Result<Sy
     let trace = dir.path().join("trace");
     let traced = |args: &[&str], stdin: &[u8]| -> GitResult<Syscalls> {
         if tool == Tool::Instructions {
-            let out = tempfile::tempdir_in(dir.path())
-                .map_err(|e| GitError(format!("temp dir: {e}")))?;
+            let out =
+                tempfile::tempdir_in(dir.path()).map_err(|e| GitError(format!("temp dir: {e}")))?;
             git.run_counted(&repo, args, stdin, Counter::Callgrind(out.path()))?;
             let n = crate::instructions::sum_dir(out.path())
                 .map_err(|e| GitError(format!("callgrind output: {e}")))?;
-            return Ok(Syscalls([("instructions".to_string(), n)].into_iter().collect()));
+            return Ok(Syscalls(
+                [("instructions".to_string(), n)].into_iter().collect(),
+            ));
         }
         git.run_counted(&repo, args, stdin, Counter::Strace(&trace))?;
         let text =

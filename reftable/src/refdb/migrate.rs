@@ -41,13 +41,13 @@
 
 use std::path::Path;
 
-use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
+use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::refname::{is_pseudoref, is_valid_refname};
 
 use super::objects::{ObjectKind, ObjectLookup};
-use super::reflog::normalize_message;
+use super::reflog::{is_existence_marker, normalize_message};
 use super::RefDb;
 
 /// A ref of the files backend: an object id or a symref target.
@@ -439,9 +439,10 @@ impl RefDb {
             }
         }
         write(b"packed-refs", &packed)?;
-        for name in self.reflog_names()? {
+        // One pass over the merged logs (name order, newest first per name), one reflog at a
+        // time, instead of a seek per reflog.
+        let emit = |name: &[u8], entries: &[LogRecord]| -> Result<()> {
             let mut lines = Vec::new();
-            let entries: Vec<LogRecord> = self.reflog(&name)?.collect::<Result<_>>()?;
             for l in entries.iter().rev() {
                 let Some(u) = l.update() else { continue };
                 if u.old_id == null && u.new_id == null {
@@ -463,7 +464,7 @@ impl RefDb {
                 lines.push(b'\n');
             }
             if !lines.is_empty() {
-                write(&[&b"logs/"[..], &name].concat(), &lines)?;
+                write(&[&b"logs/"[..], name].concat(), &lines)?;
                 // git writes reflog entries under a lock of the ref, whose directories it
                 // then prunes down to the first two components: `refs/<x>` stays.
                 let parts: Vec<&[u8]> = name.splitn(3, |&b| b == b'/').collect();
@@ -472,7 +473,22 @@ impl RefDb {
                     std::fs::create_dir_all(&d).map_err(|e| io(e, "create directory", &d))?;
                 }
             }
+            Ok(())
+        };
+        let mut it = self.stack.merged().logs()?;
+        let mut name: Vec<u8> = Vec::new();
+        let mut entries: Vec<LogRecord> = Vec::new();
+        while let Some(l) = it.next_record()? {
+            if l.refname != name {
+                emit(&name, &entries)?;
+                entries.clear();
+                name.clone_from(&l.refname);
+            }
+            if !l.is_deletion() && !is_existence_marker(l) {
+                entries.push(l.clone());
+            }
         }
+        emit(&name, &entries)?;
         Ok(())
     }
 }
