@@ -11,7 +11,8 @@ use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::stack::suggest_compaction_segment;
-use reftable::{IndexRecord, Record, Table};
+use reftable::walk::{for_each_record, locate};
+use reftable::{IndexRecord, LogRecord, Record, RefRecord, Table};
 
 use crate::path::{self, Target};
 use crate::CliResult;
@@ -49,13 +50,32 @@ impl Layout {
 }
 
 /// Count the blocks of each section (index blocks belong to the data blocks before them) and
-/// the index levels, by descending from each section's root along first entries.
-pub fn layout(t: &Table) -> reftable::Result<Layout> {
+/// the index levels, by descending from each section's root along first entries; and the
+/// records of the ref and log blocks, from the same walk (each log block inflated once).
+fn layout_and_counts(t: &Table) -> reftable::Result<(Layout, Counts)> {
     let mut out = Layout::default();
+    let mut counts = Counts::default();
     let mut blocks: BTreeMap<u64, BlockInfo> = BTreeMap::new();
     let mut data_type = BlockType::Ref;
-    for b in t.blocks() {
-        let b = b?;
+    let ctx = t.codec_context();
+    let mut walk = t.blocks();
+    while let Some(b) = walk.next_block() {
+        let (b, data) = b?;
+        let problem = match b.block_type {
+            BlockType::Ref => for_each_record::<RefRecord>(&b, data, &ctx, |r| {
+                counts.add_ref(r.rec.is_deletion())
+            }),
+            BlockType::Log => {
+                for_each_record::<LogRecord>(&b, data, &ctx, |r| counts.add_log(r.rec))
+            }
+            _ => None,
+        };
+        if let Some((at, why)) = problem {
+            let (offset, place) = locate(&b, at);
+            return Err(reftable::Error::format(format!("{place}{why}"))
+                .at_offset(offset)
+                .in_file(t.name()));
+        }
         if b.block_type == BlockType::Index {
             out.section_mut(data_type).index_blocks += 1;
         } else {
@@ -86,7 +106,7 @@ pub fn layout(t: &Table) -> reftable::Result<Layout> {
         }
         out.section_mut(ty).index_levels = levels;
     }
-    Ok(out)
+    Ok((out, counts))
 }
 
 /// Record counts of a table or a merged view.
@@ -127,19 +147,6 @@ impl Counts {
     }
 }
 
-fn count_table(t: &Table) -> reftable::Result<Counts> {
-    let mut c = Counts::default();
-    let mut refs = t.refs()?;
-    while let Some(r) = refs.next_record()? {
-        c.add_ref(r.is_deletion());
-    }
-    let mut logs = t.logs()?;
-    while let Some(l) = logs.next_record()? {
-        c.add_log(l);
-    }
-    Ok(c)
-}
-
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -178,8 +185,7 @@ pub fn run(p: &Path) -> CliResult {
     let mut bytes = 0u64;
     for (name, t) in opened.names.iter().zip(opened.tables()) {
         let i = t.info();
-        let c = count_table(t)?;
-        let l = layout(t)?;
+        let (l, c) = layout_and_counts(t)?;
         total.refs += c.refs;
         total.ref_tombstones += c.ref_tombstones;
         total.logs += c.logs;
