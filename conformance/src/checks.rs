@@ -65,6 +65,52 @@ fn selector_name(sel: &str) -> Option<&str> {
     sel.ends_with('}').then(|| &sel[..at])
 }
 
+/// `git log -g --format='%gD %H %gs'` of `names` in `repo`, one line per entry, by reflog:
+/// one process for all of them (each line's `%gD` says which reflog it is from), and one per
+/// name only when git refuses the batch (a name that does not resolve). A name git cannot
+/// walk at all is missing from the result.
+pub(crate) fn log_g(
+    git: &crate::git::Git,
+    repo: &Path,
+    names: &[&String],
+    tick: u64,
+) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for chunk in names.chunks(400) {
+        let mut args = vec!["log", "-g", "--format=%gD %H %gs"];
+        args.extend(chunk.iter().map(|n| n.as_str()));
+        args.push("--");
+        let o = git.run(repo, &args, "", tick);
+        if o.exit.success() {
+            for n in chunk {
+                out.insert(n.to_string(), Vec::new());
+            }
+            for line in o.stdout.lines() {
+                let sel = line.split(' ').next().unwrap_or("");
+                if let Some(lines) = selector_name(sel).and_then(|n| out.get_mut(n)) {
+                    lines.push(line.to_string());
+                }
+            }
+            continue;
+        }
+        for name in chunk {
+            let o = git.run(
+                repo,
+                &["log", "-g", "--format=%gD %H %gs", name, "--"],
+                "",
+                tick,
+            );
+            if o.exit.success() {
+                out.insert(
+                    name.to_string(),
+                    o.stdout.lines().map(str::to_string).collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
 impl Executor<'_> {
     /// The checks after a step.
     pub(crate) fn check_state(&mut self) {
@@ -312,45 +358,9 @@ impl Executor<'_> {
         })
     }
 
-    /// `log -g` of the candidate reflogs, for the names git can walk: one process for all of
-    /// them (each line's `%gD` says which reflog it is from), and one per name only when git
-    /// refuses the batch (a name that does not resolve).
+    /// `log -g` of the candidate reflogs (see [`log_g`]).
     fn git_reflogs(&self, repo: &Path, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
-        let names = self.reflog_names(ours);
-        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for chunk in names.chunks(400) {
-            let mut args = vec!["log", "-g", "--format=%gD %H %gs"];
-            args.extend(chunk.iter().map(|n| n.as_str()));
-            args.push("--");
-            let o = self.env.git.run(repo, &args, "", self.tick);
-            if o.exit.success() {
-                for n in chunk {
-                    out.insert(n.to_string(), Vec::new());
-                }
-                for line in o.stdout.lines() {
-                    let sel = line.split(' ').next().unwrap_or("");
-                    if let Some(lines) = selector_name(sel).and_then(|n| out.get_mut(n)) {
-                        lines.push(line.to_string());
-                    }
-                }
-                continue;
-            }
-            for name in chunk {
-                let o = self.env.git.run(
-                    repo,
-                    &["log", "-g", "--format=%gD %H %gs", name, "--"],
-                    "",
-                    self.tick,
-                );
-                if o.exit.success() {
-                    out.insert(
-                        name.to_string(),
-                        o.stdout.lines().map(str::to_string).collect(),
-                    );
-                }
-            }
-        }
-        out
+        log_g(&self.env.git, repo, &self.reflog_names(ours), self.tick)
     }
 
     /// What `log -g` shows for each candidate reflog, from our state.

@@ -543,7 +543,7 @@ fn smaller(cfg: &ConcurrentConfig) -> Vec<ConcurrentConfig> {
 
 /// How often a smaller configuration is run before it counts as not reproducing (the
 /// interleaving is up to the scheduler).
-const ATTEMPTS: usize = 3;
+const ATTEMPTS: usize = 4;
 
 /// Shrink `cfg` while a run still shows a finding of `class`; the smallest run's output.
 fn minimize(

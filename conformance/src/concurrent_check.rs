@@ -12,7 +12,7 @@ use crate::case::Env;
 use crate::concurrent::{names, Outcome};
 use crate::concurrent_worker::{commit_pool, refdb_options};
 use crate::git::BASE_TIME;
-use crate::model::{MValue, Model};
+use crate::model::{Fault, MValue, Model};
 use crate::ops::LogRefsOpt;
 use crate::pool::PoolObjects;
 use crate::snapshot::Snapshot;
@@ -81,7 +81,7 @@ pub(crate) struct Evidence<'a> {
     logs: Result<Vec<(String, u64, String)>, String>,
     ours: Result<Snapshot, String>,
     git_refs: Result<BTreeMap<String, String>, String>,
-    /// `git reflog show` of each reflog we read: messages, newest first.
+    /// `git log -g` of each reflog we read: messages, newest first.
     git_reflogs: BTreeMap<String, Result<Vec<String>, String>>,
     /// Files in the stack directory that `tables.list` does not name.
     leftovers: Vec<String>,
@@ -153,14 +153,18 @@ impl<'a> Evidence<'a> {
         };
         let mut git_reflogs = BTreeMap::new();
         if let Ok(s) = &ours {
-            for name in s.logs.keys() {
-                let out = env
-                    .git
-                    .run(repo, &["reflog", "show", "--format=%gs", name], "", 0);
-                let r = if out.exit.success() {
-                    Ok(out.stdout.lines().map(str::to_string).collect())
-                } else {
-                    Err(format!("{:?}: {}", out.exit, out.stderr.trim()))
+            // One `git log -g` for every reflog we read (a run of thousands of transactions
+            // has hundreds of tags with a reflog each).
+            let names: Vec<&String> = s.logs.keys().collect();
+            let mut walked = crate::checks::log_g(&env.git, repo, &names, 0);
+            for name in names {
+                let r = match walked.remove(name) {
+                    // `<name>@{n} <id> <message>`: the message is the rest after the id.
+                    Some(lines) => Ok(lines
+                        .iter()
+                        .map(|l| l.splitn(3, ' ').nth(2).unwrap_or("").to_string())
+                        .collect()),
+                    None => Err("git log -g cannot walk it".to_string()),
                 };
                 git_reflogs.insert(name.clone(), r);
             }
@@ -198,6 +202,7 @@ impl<'a> Evidence<'a> {
 }
 
 /// A state's refs under `refs/`, resolved, as the readers show them.
+#[cfg(test)]
 fn visible(m: &Model) -> BTreeMap<String, String> {
     m.refs
         .iter()
@@ -209,10 +214,48 @@ fn visible(m: &Model) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn fingerprint(refs: &BTreeMap<String, String>) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    refs.hash(&mut h);
-    h.finish()
+/// A 128-bit fingerprint of a state's refs under `refs/` (name and id of each, in name
+/// order), so that the state after every prefix of a long run need not be kept.
+type Print = (u64, u64);
+
+fn print_of<'a>(refs: impl Iterator<Item = (&'a str, &'a [u8])>) -> Print {
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    b.write_u64(0x9e37_79b9_7f4a_7c15);
+    for (name, id) in refs {
+        for h in [&mut a, &mut b] {
+            name.hash(h);
+            id.hash(h);
+        }
+    }
+    (a.finish(), b.finish())
+}
+
+/// The fingerprint of the model's refs under `refs/` that point at objects (what the
+/// readers list).
+fn model_print(m: &Model) -> Print {
+    print_of(
+        m.refs
+            .iter()
+            .filter(|(n, _)| n.starts_with("refs/"))
+            .filter_map(|(n, v)| match v {
+                MValue::Oid(id) => Some((n.as_str(), id.as_bytes())),
+                MValue::Symref(_) => None,
+            }),
+    )
+}
+
+/// The fingerprint of a sample (hex ids; a malformed one never matches a state).
+fn sample_print(refs: &BTreeMap<String, String>) -> Print {
+    let ids: Vec<(&str, Vec<u8>)> = refs
+        .iter()
+        .map(|(n, h)| {
+            let id = ObjectId::from_hex(h)
+                .map_or_else(|| h.as_bytes().to_vec(), |i| i.as_bytes().to_vec());
+            (n.as_str(), id)
+        })
+        .collect();
+    print_of(ids.iter().map(|(n, id)| (*n, id.as_slice())))
 }
 
 /// At most this many findings of one class are listed (the first ones tell the story).
@@ -351,36 +394,18 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
         order.push((index, o));
     }
     order.sort_by_key(|(i, o)| (*i, o.writer));
-    // Replay the acknowledged transactions in that order on the model.
+    // Replay the acknowledged transactions in that order on the model. State j is the one
+    // after the first j of them; `indexes[j]` is the update index that state ends at.
     let null = ObjectId::null(commits[0].hash());
     let pool = commit_pool(commits);
     let objects = PoolObjects(&pool);
-    let mut model = Model::new(null, LogRefsOpt::Always, 4096);
-    model.init("main");
-    let mut prefixes: Vec<BTreeMap<String, MValue>> = vec![model.refs.clone()];
-    let mut indexes: Vec<u64> = vec![0];
-    for (i, o) in &order {
-        if let Err(r) = model.transaction(
-            &o.updates,
-            &o.message,
-            false,
-            BASE_TIME + 60 * o.tick,
-            &objects,
-        ) {
-            f.add(
-                "not serializable",
-                format!(
-                    "{:?} was acknowledged at update index {i}, but after the transactions before it the model refuses it ({:?})",
-                    o.message,
-                    r.faults.iter().collect::<Vec<_>>()
-                ),
-            );
-        }
-        prefixes.push(model.refs.clone());
-        indexes.push(*i);
-    }
+    let indexes: Vec<u64> = std::iter::once(0)
+        .chain(order.iter().map(|(i, _)| *i))
+        .collect();
     let prefix_at = |index: u64| indexes.partition_point(|i| *i <= index) - 1;
-    // Every refusal has a cause at some moment while it ran.
+    // Refusals that name a fault must have it in some state inside their window: they are
+    // checked against each state of the window as the replay passes it.
+    let mut pending: Vec<(usize, usize, &Outcome, Fault)> = Vec::new();
     for o in ev.outcomes.iter().filter(|o| !o.accepted) {
         if o.error.starts_with("Signal(") || o.error.starts_with("Timeout") {
             let class = if o.error.starts_with("Signal(") {
@@ -428,39 +453,69 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             }
             continue;
         };
-        if o.txn.is_none() {
-            continue;
+        if o.txn.is_some() {
+            pending.push((prefix_at(o.before), prefix_at(o.after), o, fault));
         }
-        let (lo, hi) = (prefix_at(o.before), prefix_at(o.after));
-        let justified = (lo..=hi).any(|j| {
-            let mut m = Model::new(null, LogRefsOpt::Always, 4096);
-            m.refs = prefixes[j].clone();
-            m.transaction(&o.updates, &o.message, false, 0, &objects)
-                .err()
+    }
+    pending.sort_by_key(|(lo, _, _, _)| *lo);
+    let mut justified = vec![false; pending.len()];
+    let mut next_pending = 0;
+    let mut open: Vec<usize> = Vec::new();
+    let mut model = Model::new(null, LogRefsOpt::Always, 4096);
+    model.init("main");
+    let mut prints: Vec<Print> = Vec::with_capacity(order.len() + 1);
+    for j in 0..=order.len() {
+        if j > 0 {
+            let (i, o) = order[j - 1];
+            if let Err(r) = model.transaction(
+                &o.updates,
+                &o.message,
+                false,
+                BASE_TIME + 60 * o.tick,
+                &objects,
+            ) {
+                f.add(
+                    "not serializable",
+                    format!(
+                        "{:?} was acknowledged at update index {i}, but after the transactions before it the model refuses it ({:?})",
+                        o.message,
+                        r.faults.iter().collect::<Vec<_>>()
+                    ),
+                );
+            }
+        }
+        prints.push(model_print(&model));
+        while next_pending < pending.len() && pending[next_pending].0 <= j {
+            open.push(next_pending);
+            next_pending += 1;
+        }
+        open.retain(|&p| {
+            let (_, hi, o, fault) = pending[p];
+            if model
+                .refusal(&o.updates, &objects)
                 .is_some_and(|r| r.faults.contains(fault))
+            {
+                justified[p] = true;
+                return false;
+            }
+            hi > j
         });
-        if !justified {
+    }
+    for (p, &(_, _, o, _)) in pending.iter().enumerate() {
+        if !justified[p] {
             f.add(
                 "refusal without cause",
                 format!(
-                    "{:?} (writer {} {:?}) was refused as {class:?} ({}), but no state between update index {} and {} has that fault",
-                    o.message, o.writer, o.kind, o.error.trim(), o.before, o.after
+                    "{:?} (writer {} {:?}) was refused as {:?} ({}), but no state between update index {} and {} has that fault",
+                    o.message, o.writer, o.kind, o.class, o.error.trim(), o.before, o.after
                 ),
             );
         }
     }
     // Every sample is a prefix of the commit order, and never an older one than the last.
-    let views: Vec<BTreeMap<String, String>> = prefixes
-        .iter()
-        .map(|refs| {
-            let mut m = Model::new(null, LogRefsOpt::Always, 4096);
-            m.refs = refs.clone();
-            visible(&m)
-        })
-        .collect();
-    let mut at: HashMap<u64, Vec<usize>> = HashMap::new();
-    for (j, v) in views.iter().enumerate() {
-        at.entry(fingerprint(v)).or_default().push(j);
+    let mut at: HashMap<Print, Vec<usize>> = HashMap::new();
+    for (j, p) in prints.iter().enumerate() {
+        at.entry(*p).or_default().push(j);
     }
     let mut floor = 0usize;
     for (k, s) in ev.samples.iter().enumerate() {
@@ -469,20 +524,18 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             f.add("reader failed", format!("sample {k}: {e}"));
             continue;
         }
-        let matches: Vec<usize> = at
-            .get(&fingerprint(&s.refs))
-            .map(|js| js.iter().copied().filter(|j| views[*j] == s.refs).collect())
-            .unwrap_or_default();
+        let print = sample_print(&s.refs);
+        let matches: &[usize] = at.get(&print).map_or(&[], Vec::as_slice);
         if let Some(index) = s.index {
             let j = prefix_at(index);
-            if views[j] != s.refs {
+            if prints[j] != print {
                 f.add(
                     "torn read",
                     format!("sample {k} ({who}) at update index {index} is not the state after the transactions up to it"),
                 );
                 continue;
             }
-            if j < floor && views[floor] != s.refs {
+            if j < floor && prints[floor] != print {
                 f.add(
                     "stale read",
                     format!("sample {k} ({who}) shows an older state than an earlier sample"),
@@ -578,14 +631,11 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             })
             .unwrap_or_default();
         match got {
-            Err(e) => f.add(
-                "final stack unreadable",
-                format!("git reflog show {name}: {e}"),
-            ),
+            Err(e) => f.add("final stack unreadable", format!("git log -g {name}: {e}")),
             Ok(got) if *got != expect => f.add(
                 "reflog mismatch",
                 format!(
-                    "git reflog show {name}: {} entries, the model has {}",
+                    "git log -g {name}: {} entries, the model has {}",
                     got.len(),
                     expect.len()
                 ),

@@ -62,9 +62,16 @@ fn a_planted_lost_update_is_caught_minimized_and_written() {
     let dir = PathBuf::from(r.finding_dir.as_deref().expect("written"));
     let small: ConcurrentConfig =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+    // Which dimension shrinks depends on the interleavings the scheduler gives the smaller
+    // runs (four tries each); at least one must.
     assert!(
-        small.txns < cfg.txns && small.our_writers + small.git_writers <= 4,
-        "not minimized: {small:?}"
+        small.txns < cfg.txns
+            || small.git_writers < cfg.git_writers
+            || small.our_writers < cfg.our_writers
+            || small.shared < cfg.shared
+            || small.maintenance_every < cfg.maintenance_every,
+        "not minimized: {small:?}\n{}",
+        r.markdown()
     );
     assert!(r
         .minimized

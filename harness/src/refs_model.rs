@@ -181,6 +181,9 @@ pub struct Model {
     pub protect_dangling_symrefs: bool,
 }
 
+/// A checked transaction: its steps, and the (step, current value) of those that write.
+type Plan = (Vec<Step>, Vec<(usize, ObjectId)>);
+
 #[derive(Clone, Debug)]
 struct Step {
     name: String,
@@ -282,6 +285,25 @@ impl Model {
         time: u64,
         objects: &dyn Objects,
     ) -> Result<(), Refusal> {
+        let (steps, writes) = self.plan(updates, create_reflog, objects)?;
+        self.apply(&steps, &writes, message, time);
+        Ok(())
+    }
+
+    /// Why the model would refuse `updates` in its current state (`None`: it would accept
+    /// them), without changing anything.
+    pub fn refusal(&self, updates: &[Update], objects: &dyn Objects) -> Option<Refusal> {
+        self.plan(updates, false, objects).err()
+    }
+
+    /// The checks of a transaction: its steps (symrefs and `HEAD` followed) and the (step,
+    /// current value) of those that write, or every fault that refuses it.
+    fn plan(
+        &self,
+        updates: &[Update],
+        create_reflog: bool,
+        objects: &dyn Objects,
+    ) -> Result<Plan, Refusal> {
         let mut log = FaultLog::default();
         for u in updates {
             let new_is_value = match &u.new {
@@ -457,29 +479,38 @@ impl Model {
                 first,
             });
         }
-
-        self.apply(&steps, &writes, message, time);
-        Ok(())
+        Ok((steps, writes))
     }
 
     /// Write what a checked transaction changes: `writes` are (step, current value) of the
     /// steps that write. Reflog decisions use the state before the transaction.
     fn apply(&mut self, steps: &[Step], writes: &[(usize, ObjectId)], message: &str, time: u64) {
-        let before = self.clone();
+        // What each write sees of the state before the transaction (its own symref-ness,
+        // whether it logs, what a new symref resolves to), taken before anything changes:
+        // a copy of the whole model per transaction made long runs quadratic.
+        let before: Vec<(bool, bool, Option<ObjectId>)> = writes
+            .iter()
+            .map(|&(i, _)| {
+                let s = &steps[i];
+                let is_symref = matches!(self.refs.get(&s.name), Some(MValue::Symref(_)));
+                let logs = s.force_reflog || self.should_log(&s.name);
+                let new = match &s.new {
+                    Some(Value::Oid(h)) => Some(ObjectId::from_hex(h).expect("hex")),
+                    Some(Value::Symref(t)) => self.resolve(t),
+                    None => None,
+                };
+                (is_symref, logs, new)
+            })
+            .collect();
         let mut msg = normalize(message);
         msg.truncate(self.max_message);
         msg.push(b'\n');
-        for &(i, current) in writes {
+        for (&(i, current), &(is_symref, logs, new)) in writes.iter().zip(&before) {
             let s = &steps[i];
-            let is_symref = matches!(before.refs.get(&s.name), Some(MValue::Symref(_)));
             let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
             if s.new.is_some() && !is_symref && deletes {
                 self.logs.remove(&s.name);
-            } else if s.new.is_some() && (s.force_reflog || before.should_log(&s.name)) {
-                let new = match s.new.as_ref().expect("checked") {
-                    Value::Oid(h) => Some(ObjectId::from_hex(h).expect("hex")),
-                    Value::Symref(t) => before.resolve(t),
-                };
+            } else if s.new.is_some() && logs {
                 if let Some(new) = new {
                     self.logs.entry(s.name.clone()).or_default().insert(
                         0,
