@@ -425,6 +425,13 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             );
             continue;
         }
+        if o.what == "read" {
+            f.add(
+                "reader failed",
+                format!("writer {} {:?}: {}", o.writer, o.kind, o.error.trim()),
+            );
+            continue;
+        }
         let Some(class) = o.class else {
             f.add(
                 "unclassified refusal",
@@ -820,6 +827,19 @@ mod tests {
             .unwrap()
             .push((names::journal(0), 3, names::message(0, 1)));
         assert!(classes(&check(&ev, &c)).contains(&"refused transaction left a trace"));
+    }
+
+    #[test]
+    fn a_read_git_failed_is_reported() {
+        let (mut o, c) = scenario();
+        let mut read = o[0].clone();
+        read.txn = None;
+        read.what = "read".into();
+        read.accepted = false;
+        read.error = "rev-parse refs/heads/main: Signal(11): ".into();
+        o.push(read);
+        let ev = evidence(&o, &c);
+        assert!(classes(&check(&ev, &c)).contains(&"reader failed"));
     }
 
     #[test]

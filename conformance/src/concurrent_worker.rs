@@ -64,6 +64,8 @@ struct Worker<'a> {
     reader: Option<RefDb>,
     ours: Option<RefDb>,
     git: Option<Git>,
+    /// Reads through git that failed, reported with the next outcome line.
+    failed_reads: Vec<String>,
 }
 
 impl Worker<'_> {
@@ -79,6 +81,11 @@ impl Worker<'_> {
     /// The current value of `name` as the stack shows it now (`None`: absent, or the stack
     /// could not be read; a wrong guess only makes the transaction fail its old-value check).
     fn read_now(&mut self, name: &str) -> Option<ObjectId> {
+        // A git writer reads one in three values through `git rev-parse`, so git's readers
+        // run under the load too; a read git fails (other than "no such ref") is reported.
+        if self.spec.kind == WriterKind::Git && self.rng.chance(33) {
+            return self.read_through_git(name);
+        }
         let db = match self.spec.kind {
             WriterKind::Ours => self.ours.as_mut(),
             WriterKind::Git => self.reader.as_mut(),
@@ -88,6 +95,26 @@ impl Worker<'_> {
             RefValue::Object(id) => Some(id),
             RefValue::Peeled { object, .. } => Some(object),
             _ => None,
+        };
+        match v {
+            Some(id) => self.state.last_read.insert(name.to_string(), id),
+            None => self.state.last_read.remove(name),
+        };
+        v
+    }
+
+    fn read_through_git(&mut self, name: &str) -> Option<ObjectId> {
+        let git = self.git.as_ref().expect("git writer");
+        let mut c = git.command_auto(&self.spec.repo, 0, false);
+        let out = git.run_command(&mut c, &["rev-parse", "-q", "--verify", name], "");
+        let v = match out.exit {
+            crate::git::Exit::Code(0) => ObjectId::from_hex(out.stdout.trim()),
+            crate::git::Exit::Code(1) if out.stderr.trim().is_empty() => None,
+            _ => {
+                self.failed_reads
+                    .push(format!("rev-parse {name}: {}", git_error(&out)));
+                None
+            }
         };
         match v {
             Some(id) => self.state.last_read.insert(name.to_string(), id),
@@ -308,6 +335,7 @@ pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
         ours: None,
         git: None,
         stack: stack.clone(),
+        failed_reads: Vec::new(),
     };
     match spec.kind {
         WriterKind::Git => {
@@ -368,6 +396,25 @@ pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
             class,
         };
         writeln!(out, "{}", serde_json::to_string(&o).expect("json")).map_err(|e| e.to_string())?;
+        for error in std::mem::take(&mut w.failed_reads) {
+            let o = Outcome {
+                writer: spec.id,
+                kind: spec.kind,
+                txn: None,
+                what: "read".into(),
+                message: String::new(),
+                updates: Vec::new(),
+                tick,
+                before,
+                after,
+                accepted: false,
+                error,
+                index: None,
+                class: None,
+            };
+            writeln!(out, "{}", serde_json::to_string(&o).expect("json"))
+                .map_err(|e| e.to_string())?;
+        }
         if spec.maintenance_every > 0 && (i + 1) % spec.maintenance_every == 0 {
             let before = listed_max_index(&w.stack);
             let (what, ok, error, class) = w.maintain(maintenance, tick);
