@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::divergence::{Check, Divergence};
 
 use crate::gen::Resolver;
-use crate::git::{Exit, Git, TxnResult, UpdateRef, BASE_TIME, EMAIL, NAME};
+use crate::git::{Exit, Git, TxnResult, UpdateRef};
 use crate::model::Model;
 use crate::ops::{CaseOptions, Op};
 use crate::pool::ObjectPool;
@@ -315,12 +315,7 @@ impl<'e> Executor<'e> {
     }
 
     pub(crate) fn committer(&self) -> Committer {
-        Committer {
-            name: NAME.as_bytes().to_vec(),
-            email: EMAIL.as_bytes().to_vec(),
-            time: BASE_TIME + 60 * self.tick,
-            tz_offset: -700,
-        }
+        crate::git::committer_at(self.tick)
     }
 
     pub(crate) fn count(&mut self, check: Check) {

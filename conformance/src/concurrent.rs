@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::case::{init_repo, Env};
-use crate::concurrent_check::{check, Evidence, Finding, Sample};
+use crate::concurrent_check::{check, git_refs, listed_refs, Evidence, Finding, Sample};
 use crate::concurrent_worker::{listed_max_index, refdb_options};
 use crate::expected::ExpectedSet;
 use crate::ops::{CaseOptions, LogRefsOpt, Update};
@@ -332,44 +332,18 @@ fn spawn_worker(cfg: &ConcurrentConfig, spec: &WorkerSpec, dir: &Path) -> Result
 
 /// Take one sample through git (`for-each-ref`) or through us.
 fn sample(env: &Env, repo: &Path, through_git: bool) -> Sample {
-    let stack = repo.join(".git/reftable");
     if through_git {
-        let out = env.git.run(
-            repo,
-            &["for-each-ref", "--format=%(refname) %(objectname)"],
-            "",
-            0,
-        );
-        if !out.exit.success() {
-            return Sample::failed(
-                true,
-                format!("for-each-ref: {:?}: {}", out.exit, out.stderr),
-            );
-        }
-        let refs = out
-            .stdout
-            .lines()
-            .filter_map(|l| l.split_once(' '))
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
-        return Sample::of(true, refs, None);
+        return match git_refs(env, repo) {
+            Ok(refs) => Sample::of(true, refs, None),
+            Err(e) => Sample::failed(true, format!("for-each-ref: {e}")),
+        };
     }
+    let stack = repo.join(".git/reftable");
     match reftable::refdb::RefDb::open(&stack, refdb_options(false)).and_then(|db| {
         let s = Snapshot::of_refdb(&db)?;
         Ok((s, db.stack().next_update_index().saturating_sub(1)))
     }) {
-        Ok((s, index)) => {
-            let refs = s
-                .refs
-                .into_iter()
-                .filter(|(n, _)| n.starts_with("refs/"))
-                .filter_map(|(n, v)| match v {
-                    crate::snapshot::SValue::Oid(id, _) => Some((n, id)),
-                    crate::snapshot::SValue::Symref(_) => None,
-                })
-                .collect();
-            Sample::of(false, refs, Some(index))
-        }
+        Ok((s, index)) => Sample::of(false, listed_refs(&s), Some(index)),
         Err(e) => Sample::failed(false, format!("our reader: {e}")),
     }
 }

@@ -135,22 +135,7 @@ impl<'a> Evidence<'a> {
     ) -> Evidence<'a> {
         let stack = repo.join(".git/reftable");
         let ours = Snapshot::of_stack_dir(&stack, refdb_options(false)).map_err(|e| e.to_string());
-        let out = env.git.run(
-            repo,
-            &["for-each-ref", "--format=%(refname) %(objectname)"],
-            "",
-            0,
-        );
-        let git_refs = if out.exit.success() {
-            Ok(out
-                .stdout
-                .lines()
-                .filter_map(|l| l.split_once(' '))
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect())
-        } else {
-            Err(format!("{:?}: {}", out.exit, out.stderr))
-        };
+        let git_refs = git_refs(env, repo);
         let mut git_reflogs = BTreeMap::new();
         if let Ok(s) = &ours {
             // One `git log -g` for every reflog we read (a run of thousands of transactions
@@ -199,6 +184,38 @@ impl<'a> Evidence<'a> {
             verify: verify.flatten(),
         }
     }
+}
+
+/// `git for-each-ref` in `repo`: the refs under `refs/` git lists, with their ids.
+pub(crate) fn git_refs(env: &Env, repo: &Path) -> Result<BTreeMap<String, String>, String> {
+    let out = env.git.run(
+        repo,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+        "",
+        0,
+    );
+    if !out.exit.success() {
+        return Err(format!("{:?}: {}", out.exit, out.stderr.trim()));
+    }
+    Ok(out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect())
+}
+
+/// What `for-each-ref` lists of a snapshot: its refs under `refs/` that point at objects
+/// (the concurrent mode writes no symrefs there).
+pub(crate) fn listed_refs(s: &Snapshot) -> BTreeMap<String, String> {
+    s.refs
+        .iter()
+        .filter(|(n, _)| n.starts_with("refs/"))
+        .filter_map(|(n, v)| match v {
+            crate::snapshot::SValue::Oid(id, _) => Some((n.clone(), id.clone())),
+            crate::snapshot::SValue::Symref(_) => None,
+        })
+        .collect()
 }
 
 /// A state's refs under `refs/`, resolved, as the readers show them.
@@ -597,15 +614,7 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
     match &ev.git_refs {
         Err(e) => f.add("final stack unreadable", format!("git for-each-ref: {e}")),
         Ok(refs) => {
-            let expect: BTreeMap<String, String> = want
-                .refs
-                .iter()
-                .filter(|(n, _)| n.starts_with("refs/"))
-                .filter_map(|(n, v)| match v {
-                    crate::snapshot::SValue::Oid(id, _) => Some((n.clone(), id.clone())),
-                    crate::snapshot::SValue::Symref(_) => None,
-                })
-                .collect();
+            let expect = listed_refs(&want);
             if *refs != expect {
                 let missing: Vec<&String> = expect
                     .keys()

@@ -10,11 +10,11 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use reftable::refdb::{Committer, LogRefs, RefDb, RefDbOptions, RefUpdate};
+use reftable::refdb::{LogRefs, RefDb, RefDbOptions, RefUpdate};
 use reftable::{ObjectId, RefValue, StackOptions};
 
 use crate::concurrent::{names, Outcome, WorkerSpec, WriterKind};
-use crate::git::{Git, BASE_TIME, EMAIL, NAME};
+use crate::git::{committer_at, Git};
 use crate::ops::{Update, Value};
 use crate::pool::PoolObjects;
 use crate::rng::Rng;
@@ -58,6 +58,8 @@ struct State {
 struct Worker<'a> {
     spec: &'a WorkerSpec,
     commits: Vec<ObjectId>,
+    /// The objects our writer's transactions are checked against.
+    pool: crate::gen::Pool,
     rng: Rng,
     state: State,
     stack: std::path::PathBuf,
@@ -96,6 +98,11 @@ impl Worker<'_> {
             RefValue::Peeled { object, .. } => Some(object),
             _ => None,
         };
+        self.remember(name, v)
+    }
+
+    /// Keep what was read of `name` for the transactions that use an older value.
+    fn remember(&mut self, name: &str, v: Option<ObjectId>) -> Option<ObjectId> {
         match v {
             Some(id) => self.state.last_read.insert(name.to_string(), id),
             None => self.state.last_read.remove(name),
@@ -116,11 +123,7 @@ impl Worker<'_> {
                 None
             }
         };
-        match v {
-            Some(id) => self.state.last_read.insert(name.to_string(), id),
-            None => self.state.last_read.remove(name),
-        };
-        v
+        self.remember(name, v)
     }
 
     /// The updates of transaction `i`, drawn from the seed and the stack as read now.
@@ -139,7 +142,7 @@ impl Worker<'_> {
                 let name = names::own(id, self.rng.below(names::OWN));
                 match self.state.own.get(&name).copied() {
                     None => upd(&name, Some(self.pick_other(None)), Some(null)),
-                    Some(cur) if self.rng.chance(25) => upd(&name, None, Some(cur)).delete(null),
+                    Some(cur) if self.rng.chance(25) => del(&name, cur, null),
                     Some(cur) => upd(&name, Some(self.pick_other(Some(cur))), Some(cur)),
                 }
             } else if roll < 78 {
@@ -152,16 +155,14 @@ impl Worker<'_> {
                 };
                 match cur {
                     None => upd(&name, Some(self.pick_other(None)), Some(null)),
-                    Some(cur) if slot != 0 && self.rng.chance(15) => {
-                        upd(&name, None, Some(cur)).delete(null)
-                    }
+                    Some(cur) if slot != 0 && self.rng.chance(15) => del(&name, cur, null),
                     Some(cur) => upd(&name, Some(self.pick_other(Some(cur))), Some(cur)),
                 }
             } else if roll < 88 {
                 let name = names::DF[self.rng.below(names::DF.len())].to_string();
                 match self.read_now(&name) {
                     None => upd(&name, Some(self.pick_other(None)), Some(null)),
-                    Some(cur) => upd(&name, None, Some(cur)).delete(null),
+                    Some(cur) => del(&name, cur, null),
                 }
             } else if roll < 96 {
                 upd(&names::tag(id, i), Some(self.pick_other(None)), Some(null))
@@ -173,15 +174,6 @@ impl Worker<'_> {
             }
         }
         out
-    }
-
-    fn committer(tick: u64) -> Committer {
-        Committer {
-            name: NAME.as_bytes().to_vec(),
-            email: EMAIL.as_bytes().to_vec(),
-            time: BASE_TIME + 60 * tick,
-            tz_offset: -700,
-        }
     }
 
     /// Run one transaction; `(accepted, error text, update index when ours, refusal class)`.
@@ -207,10 +199,9 @@ impl Worker<'_> {
                     .iter()
                     .map(|u| u.to_ref_update(message, false))
                     .collect();
-                let pool = commit_pool(&self.commits);
-                let objects = PoolObjects(&pool);
+                let objects = PoolObjects(&self.pool);
                 let r = db
-                    .prepare(&lib, &Self::committer(tick), &objects)
+                    .prepare(&lib, &committer_at(tick), &objects)
                     .and_then(|p| {
                         let index = p.update_index();
                         p.commit().map(|()| index)
@@ -303,15 +294,41 @@ fn upd(name: &str, new: Option<ObjectId>, old: Option<ObjectId>) -> Update {
     }
 }
 
-trait Delete {
-    fn delete(self, null: ObjectId) -> Update;
+/// Delete `name`, expecting `old`.
+fn del(name: &str, old: ObjectId, null: ObjectId) -> Update {
+    upd(name, Some(null), Some(old))
 }
 
-impl Delete for Update {
-    fn delete(mut self, null: ObjectId) -> Update {
-        self.new = Some(Value::Oid(null.to_string()));
-        self
+/// An outcome of writer `spec` that is no transaction (a read or a maintenance run), and the
+/// fields a transaction's outcome shares with it.
+fn other(
+    spec: &WorkerSpec,
+    what: &str,
+    tick: u64,
+    (before, after): (u64, u64),
+    accepted: bool,
+    error: String,
+    class: Option<crate::verdict::ErrClass>,
+) -> Outcome {
+    Outcome {
+        writer: spec.id,
+        kind: spec.kind,
+        txn: None,
+        what: what.into(),
+        message: String::new(),
+        updates: Vec::new(),
+        tick,
+        before,
+        after,
+        accepted,
+        error,
+        index: None,
+        class,
     }
+}
+
+fn write_outcome(out: &mut impl Write, o: &Outcome) -> Result<(), String> {
+    writeln!(out, "{}", serde_json::to_string(o).expect("json")).map_err(|e| e.to_string())
 }
 
 /// The worker process's body; its outcomes go to `spec.outcomes`, one JSON line each.
@@ -324,6 +341,7 @@ pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
     let stack = spec.repo.join(".git/reftable");
     let mut w = Worker {
         spec,
+        pool: commit_pool(&commits),
         commits,
         rng: Rng(spec.seed ^ (u64::from(spec.id) << 40) ^ 0xc0c0_0000),
         state: State {
@@ -381,62 +399,34 @@ pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
             }
         }
         let o = Outcome {
-            writer: spec.id,
-            kind: spec.kind,
             txn: Some(i),
-            what: "transaction".into(),
             message,
             updates,
-            tick,
-            before,
-            after,
-            accepted,
-            error,
             index,
-            class,
-        };
-        writeln!(out, "{}", serde_json::to_string(&o).expect("json")).map_err(|e| e.to_string())?;
-        for error in std::mem::take(&mut w.failed_reads) {
-            let o = Outcome {
-                writer: spec.id,
-                kind: spec.kind,
-                txn: None,
-                what: "read".into(),
-                message: String::new(),
-                updates: Vec::new(),
+            ..other(
+                spec,
+                "transaction",
                 tick,
-                before,
-                after,
-                accepted: false,
+                (before, after),
+                accepted,
                 error,
-                index: None,
-                class: None,
-            };
-            writeln!(out, "{}", serde_json::to_string(&o).expect("json"))
-                .map_err(|e| e.to_string())?;
+                class,
+            )
+        };
+        write_outcome(&mut out, &o)?;
+        for error in std::mem::take(&mut w.failed_reads) {
+            let o = other(spec, "read", tick, (before, after), false, error, None);
+            write_outcome(&mut out, &o)?;
         }
         if spec.maintenance_every > 0 && (i + 1) % spec.maintenance_every == 0 {
             let before = listed_max_index(&w.stack);
             let (what, ok, error, class) = w.maintain(maintenance, tick);
             let after = listed_max_index(&w.stack);
             maintenance += 1;
-            let o = Outcome {
-                writer: spec.id,
-                kind: spec.kind,
-                txn: None,
-                what,
-                message: String::new(),
-                updates: Vec::new(),
-                tick,
-                before,
-                after,
-                accepted: ok,
-                error,
-                index: None,
-                class,
-            };
-            writeln!(out, "{}", serde_json::to_string(&o).expect("json"))
-                .map_err(|e| e.to_string())?;
+            write_outcome(
+                &mut out,
+                &other(spec, &what, tick, (before, after), ok, error, class),
+            )?;
         }
     }
     out.flush().map_err(|e| e.to_string())

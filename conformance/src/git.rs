@@ -17,6 +17,17 @@ pub const NAME: &str = "C O Mitter";
 /// Committer email.
 pub const EMAIL: &str = "committer@example.com";
 
+/// The committer git's processes run as at clock `tick` (`BASE_TIME + 60·tick`, `TZ`), for
+/// the library's side of the same operation.
+pub fn committer_at(tick: u64) -> reftable::refdb::Committer {
+    reftable::refdb::Committer {
+        name: NAME.as_bytes().to_vec(),
+        email: EMAIL.as_bytes().to_vec(),
+        time: BASE_TIME + 60 * tick,
+        tz_offset: -700,
+    }
+}
+
 /// How a git subprocess ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Exit {

@@ -300,19 +300,13 @@ impl Stack {
         let (file, meta) = match crate::bytes::open_regular_meta(&self.list_path, "tables.list") {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotExist => {
-                self.count(Stats {
-                    tables_list_stats: 1,
-                    ..Stats::default()
-                });
+                self.count_list_stats(1);
                 return Ok((Vec::new(), None));
             }
             Err(e) => return Err(e),
         };
         // The path's stat and the handle's fstat, which also pins the file's identity.
-        self.count(Stats {
-            tables_list_stats: 2,
-            ..Stats::default()
-        });
+        self.count_list_stats(2);
         let len = meta.len();
         let mut content = Vec::new();
         (&file)
@@ -326,10 +320,7 @@ impl Stack {
 
     fn read_list(&self) -> Result<Vec<String>> {
         self.count_list_read();
-        self.count(Stats {
-            tables_list_stats: 2,
-            ..Stats::default()
-        });
+        self.count_list_stats(2);
         read_tables_list(&self.dir)
     }
 
@@ -344,8 +335,16 @@ impl Stack {
         self.own.add(&s);
     }
 
-    /// A new `tables.list` is about to be written (and synced, with `fsync` on).
-    fn count_list_fsync(&self) {
+    /// `n` stat or fstat calls on `tables.list`.
+    fn count_list_stats(&self, n: u64) {
+        self.count(Stats {
+            tables_list_stats: n,
+            ..Stats::default()
+        });
+    }
+
+    /// A table or a new `tables.list` is about to be written (and synced, with `fsync` on).
+    fn count_fsync(&self) {
         if self.opts.fsync {
             self.count(Stats {
                 fsyncs: 1,
@@ -387,18 +386,12 @@ impl Stack {
     /// Whether `tables.list` still names the loaded tables.
     pub fn is_up_to_date(&self) -> Result<bool> {
         if let Some((_, id)) = &self.list_pin {
-            self.count(Stats {
-                tables_list_stats: 1,
-                ..Stats::default()
-            });
+            self.count_list_stats(1);
             if file_id(&self.list_path) == Some(*id) {
                 return Ok(true);
             }
         }
-        self.count(Stats {
-            tables_list_stats: 1,
-            ..Stats::default()
-        });
+        self.count_list_stats(1);
         if !self.list_path.exists() {
             return Ok(self.names.is_empty());
         }
@@ -465,11 +458,8 @@ impl Stack {
         let file = out
             .into_inner()
             .map_err(|e| Error::io(e.into_error(), "write table").in_file(temp.path()))?;
+        self.count_fsync();
         if self.opts.fsync {
-            self.count(Stats {
-                fsyncs: 1,
-                ..Stats::default()
-            });
             file.sync_all()
                 .map_err(|e| Error::io(e, "fsync table").in_file(temp.path()))?;
         }
@@ -621,7 +611,7 @@ impl Stack {
             content.push_str(n);
             content.push('\n');
         }
-        self.count_list_fsync();
+        self.count_fsync();
         let committed = list_lock
             .write_contents(content.as_bytes(), self.opts.fsync)
             .and_then(|_| list_lock.commit());
@@ -727,7 +717,7 @@ impl Addition<'_> {
             content.push_str(n);
             content.push('\n');
         }
-        self.stack.count_list_fsync();
+        self.stack.count_fsync();
         lock.write_contents(content.as_bytes(), self.stack.opts.fsync)?;
         crash_point!(CommitListWritten);
         lock.commit()?;

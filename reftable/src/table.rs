@@ -530,12 +530,7 @@ impl<R: Record> TableIter<R> {
             return Err(Error::api("no current record to decode again"));
         };
         if self.evicted || self.inflated.is_empty() {
-            if self
-                .parse_at(info.offset, Some(BlockType::Log), false)?
-                .is_none()
-            {
-                return Err(corrupt(info.offset, "log block changed while being read"));
-            }
+            self.reinflate(&info)?;
             self.evicted = false;
         }
         self.cursor
@@ -574,13 +569,19 @@ impl<R: Record> TableIter<R> {
             return Ok(());
         }
         self.evicted = false;
-        if let Some(info) = self.block {
-            if self
-                .parse_at(info.offset, Some(BlockType::Log), false)?
-                .is_none()
-            {
-                return Err(corrupt(info.offset, "log block changed while being read"));
-            }
+        match self.block {
+            Some(info) => self.reinflate(&info),
+            None => Ok(()),
+        }
+    }
+
+    /// Inflate the current log block `info` again into the iterator's buffer.
+    fn reinflate(&mut self, info: &BlockInfo) -> Result<()> {
+        if self
+            .parse_at(info.offset, Some(BlockType::Log), false)?
+            .is_none()
+        {
+            return Err(corrupt(info.offset, "log block changed while being read"));
         }
         Ok(())
     }
