@@ -11,7 +11,7 @@ use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
-use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};
+use reftable::{BlockWalk, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};
 
 use crate::path::{self, Target};
 use crate::text::{show_bytes, show_log_key, write_log, write_ref};
@@ -66,19 +66,19 @@ fn print_records<R: Record>(
     t: &Table,
     b: &BlockInfo,
     data: &[u8],
+    (rec, buf): (&mut R, &mut Vec<u8>),
     line: impl Fn(&mut Vec<u8>, &Decoded<'_, R>),
 ) -> std::io::Result<Option<String>> {
-    let mut buf = Vec::new();
     let mut io_err = None;
-    let err = walk::for_each_record::<R>(b, data, &t.codec_context(), |d| {
+    let err = walk::for_each_record_in(b, data, &t.codec_context(), rec, |d| {
         if io_err.is_some() {
             return;
         }
         buf.clear();
         let _ = write!(buf, "    +{} ", d.offset);
-        line(&mut buf, &d);
+        line(buf, &d);
         buf.push(b'\n');
-        if let Err(e) = out.write_all(&buf) {
+        if let Err(e) = out.write_all(buf) {
             io_err = Some(e);
         }
     });
@@ -91,11 +91,31 @@ fn print_records<R: Record>(
     }))
 }
 
+/// Buffers reused from table to table: a log block can inflate to 16 MiB, and a reflog
+/// message (and so its line) can be as big.
+#[derive(Default)]
+struct Scratch {
+    walk: Option<BlockWalk>,
+    log: LogRecord,
+    line: Vec<u8>,
+}
+
 /// Print every block of a table and its records. Returns the first problem met.
-fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliError> {
+fn dump_blocks(
+    out: &mut impl Write,
+    t: &Table,
+    scratch: &mut Scratch,
+) -> Result<Option<String>, CliError> {
     let mut first_err = None;
     let mut data_type = BlockType::Ref;
-    let mut walk = t.blocks();
+    let walk = match &mut scratch.walk {
+        Some(w) => {
+            w.restart(t.clone());
+            w
+        }
+        None => scratch.walk.insert(t.blocks()),
+    };
+    let line = &mut scratch.line;
     while let Some(next) = walk.next_block() {
         let (b, data) = match next {
             Ok(x) => x,
@@ -134,42 +154,65 @@ fn dump_blocks(out: &mut impl Write, t: &Table) -> Result<Option<String>, CliErr
         }
         writeln!(out)?;
         let err = match b.block_type {
-            BlockType::Ref => print_records::<RefRecord>(out, t, &b, data, |buf, d| {
-                buf.extend_from_slice(b"ref ");
-                let _ = write_ref(buf, d.rec);
-                let _ = write!(buf, " (update index {})", d.rec.update_index);
-            })?,
-            BlockType::Log => print_records::<LogRecord>(out, t, &b, data, |buf, d| {
-                buf.extend_from_slice(b"log ");
-                let _ = write_log(buf, d.rec);
-                if is_existence_marker(d.rec) {
-                    buf.extend_from_slice(b"(existence marker)");
-                }
-            })?,
-            BlockType::Obj => print_records::<ObjRecord>(out, t, &b, data, |buf, d| {
-                let _ = write!(buf, "obj ");
-                for c in &d.rec.hash_prefix {
-                    let _ = write!(buf, "{c:02x}");
-                }
-                if d.rec.offsets.is_empty() {
-                    let _ = write!(buf, " -> (all ref blocks)");
-                } else {
-                    let _ = write!(buf, " ->");
-                    for o in &d.rec.offsets {
-                        let _ = write!(buf, " {o}");
+            BlockType::Ref => print_records(
+                out,
+                t,
+                &b,
+                data,
+                (&mut RefRecord::default(), line),
+                |buf, d| {
+                    buf.extend_from_slice(b"ref ");
+                    let _ = write_ref(buf, d.rec);
+                    let _ = write!(buf, " (update index {})", d.rec.update_index);
+                },
+            )?,
+            BlockType::Log => {
+                print_records(out, t, &b, data, (&mut scratch.log, line), |buf, d| {
+                    buf.extend_from_slice(b"log ");
+                    let _ = write_log(buf, d.rec);
+                    if is_existence_marker(d.rec) {
+                        buf.extend_from_slice(b"(existence marker)");
                     }
-                }
-            })?,
-            _ => print_records::<IndexRecord>(out, t, &b, data, |buf, d| {
-                let key = if data_type == BlockType::Log {
-                    show_log_key(d.key)
-                } else if data_type == BlockType::Obj {
-                    d.key.iter().map(|c| format!("{c:02x}")).collect()
-                } else {
-                    show_bytes(d.key, 4096)
-                };
-                let _ = write!(buf, "index {key} -> {}", d.rec.offset);
-            })?,
+                })?
+            }
+            BlockType::Obj => print_records(
+                out,
+                t,
+                &b,
+                data,
+                (&mut ObjRecord::default(), line),
+                |buf, d| {
+                    let _ = write!(buf, "obj ");
+                    for c in &d.rec.hash_prefix {
+                        let _ = write!(buf, "{c:02x}");
+                    }
+                    if d.rec.offsets.is_empty() {
+                        let _ = write!(buf, " -> (all ref blocks)");
+                    } else {
+                        let _ = write!(buf, " ->");
+                        for o in &d.rec.offsets {
+                            let _ = write!(buf, " {o}");
+                        }
+                    }
+                },
+            )?,
+            _ => print_records(
+                out,
+                t,
+                &b,
+                data,
+                (&mut IndexRecord::default(), line),
+                |buf, d| {
+                    let key = if data_type == BlockType::Log {
+                        show_log_key(d.key)
+                    } else if data_type == BlockType::Obj {
+                        d.key.iter().map(|c| format!("{c:02x}")).collect()
+                    } else {
+                        show_bytes(d.key, 4096)
+                    };
+                    let _ = write!(buf, "index {key} -> {}", d.rec.offset);
+                },
+            )?,
         };
         if let Some(e) = err {
             first_err.get_or_insert(e);
@@ -202,10 +245,11 @@ pub fn run(p: &Path, blocks: bool) -> CliResult {
         writeln!(out)?;
     }
     let mut first_err = None;
+    let mut scratch = Scratch::default();
     for (name, t) in opened.names.iter().zip(opened.tables()) {
         dump_header(&mut out, name, t)?;
         if blocks {
-            if let Some(e) = dump_blocks(&mut out, t)? {
+            if let Some(e) = dump_blocks(&mut out, t, &mut scratch)? {
                 writeln!(out, "  error: {e}")?;
                 first_err.get_or_insert(e);
             }

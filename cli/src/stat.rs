@@ -11,8 +11,8 @@ use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::stack::suggest_compaction_segment;
-use reftable::walk::{for_each_record, locate};
-use reftable::{IndexRecord, LogRecord, Record, RefRecord, Table};
+use reftable::walk::{for_each_record, for_each_record_in, locate};
+use reftable::{BlockWalk, IndexRecord, LogRecord, Record, RefRecord, Table};
 
 use crate::path::{self, Target};
 use crate::CliResult;
@@ -52,22 +52,25 @@ impl Layout {
 /// Count the blocks of each section (index blocks belong to the data blocks before them) and
 /// the index levels, by descending from each section's root along first entries; and the
 /// records of the ref and log blocks, from the same walk (each log block inflated once).
-fn layout_and_counts(t: &Table) -> reftable::Result<(Layout, Counts)> {
+/// `walk` and `log` are reused from table to table: their buffers can be 16 MiB.
+fn layout_and_counts(
+    t: &Table,
+    walk: &mut BlockWalk,
+    log: &mut LogRecord,
+) -> reftable::Result<(Layout, Counts)> {
     let mut out = Layout::default();
     let mut counts = Counts::default();
     let mut blocks: BTreeMap<u64, BlockInfo> = BTreeMap::new();
     let mut data_type = BlockType::Ref;
     let ctx = t.codec_context();
-    let mut walk = t.blocks();
+    walk.restart(t.clone());
     while let Some(b) = walk.next_block() {
         let (b, data) = b?;
         let problem = match b.block_type {
             BlockType::Ref => for_each_record::<RefRecord>(&b, data, &ctx, |r| {
                 counts.add_ref(r.rec.is_deletion())
             }),
-            BlockType::Log => {
-                for_each_record::<LogRecord>(&b, data, &ctx, |r| counts.add_log(r.rec))
-            }
+            BlockType::Log => for_each_record_in(&b, data, &ctx, log, |r| counts.add_log(r.rec)),
             _ => None,
         };
         if let Some((at, why)) = problem {
@@ -183,9 +186,12 @@ pub fn run(p: &Path) -> CliResult {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut total = Counts::default();
     let mut bytes = 0u64;
+    let mut walk = None;
+    let mut log = LogRecord::default();
     for (name, t) in opened.names.iter().zip(opened.tables()) {
         let i = t.info();
-        let (l, c) = layout_and_counts(t)?;
+        let walk = walk.get_or_insert_with(|| t.blocks());
+        let (l, c) = layout_and_counts(t, walk, &mut log)?;
         total.refs += c.refs;
         total.ref_tombstones += c.ref_tombstones;
         total.logs += c.logs;

@@ -47,20 +47,21 @@ pub fn tz(tz: i16) -> String {
     format!("{sign}{:04}", tz.unsigned_abs())
 }
 
-/// The message as `logs` prints it: without one trailing newline, with `\`, newline and tab
-/// escaped as `\\`, `\n` and `\t`.
-pub fn escape_message(msg: &[u8]) -> Vec<u8> {
-    let msg = msg.strip_suffix(b"\n").unwrap_or(msg);
-    let mut out = Vec::with_capacity(msg.len());
-    for &c in msg {
-        match c {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            _ => out.push(c),
-        }
+/// Write the message as `logs` prints it: without one trailing newline, with `\`, newline
+/// and tab escaped as `\\`, `\n` and `\t`. The runs between escaped bytes are copied whole
+/// (reflog messages can be many megabytes).
+pub fn write_escaped(out: &mut impl Write, msg: &[u8]) -> io::Result<()> {
+    let mut rest = msg.strip_suffix(b"\n").unwrap_or(msg);
+    while let Some(i) = memchr::memchr3(b'\\', b'\n', b'\t', rest) {
+        out.write_all(&rest[..i])?;
+        out.write_all(match rest[i] {
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            _ => b"\\t",
+        })?;
+        rest = &rest[i + 1..];
     }
-    out
+    out.write_all(rest)
 }
 
 /// Write the line `refs` prints for a ref record (without the newline).
@@ -94,7 +95,7 @@ pub fn write_log(out: &mut impl Write, l: &LogRecord) -> io::Result<()> {
             out.write_all(b" <")?;
             out.write_all(&u.email)?;
             write!(out, "> {} {} ", u.time, tz(u.tz_offset))?;
-            out.write_all(&escape_message(&u.message))
+            write_escaped(out, &u.message)
         }
     }
 }
@@ -122,9 +123,15 @@ mod tests {
 
     #[test]
     fn messages() {
-        assert_eq!(escape_message(b"a\\b\tc\n"), b"a\\\\b\\tc");
-        assert_eq!(escape_message(b"a\nb\n\n"), b"a\\nb\\n");
-        assert_eq!(escape_message(b""), b"");
+        let esc = |m: &[u8]| {
+            let mut v = Vec::new();
+            write_escaped(&mut v, m).unwrap();
+            v
+        };
+        assert_eq!(esc(b"a\\b\tc\n"), b"a\\\\b\\tc");
+        assert_eq!(esc(b"a\nb\n\n"), b"a\\nb\\n");
+        assert_eq!(esc(b""), b"");
+        assert_eq!(esc(b"\t\\x"), b"\\t\\\\x");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::bytes::Bytes;
-use crate::codec::block::{parse_block, BlockCursor, BlockInfo};
+use crate::codec::block::{parse_block, peek_log_key, BlockCursor, BlockInfo};
 use crate::codec::format::{header_size, BlockType, Footer};
 use crate::codec::record::{CodecContext, IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
 use crate::error::{Error, Result};
@@ -450,6 +450,15 @@ pub struct TableIter<R: Record> {
     /// The current record's big value was let go while the iterator waited in a merged
     /// queue; [`TableIter::restore_current`] decodes it again.
     rec_evicted: bool,
+    /// The current record is the first of the log block at this offset, and only its key is
+    /// known (from [`peek_log_key`]): the block is inflated when the record is needed.
+    lazy: Option<u64>,
+    /// Big buffers this iterator let go, kept for a merged iterator to hand on to another
+    /// table's iterator (see [`TableIter::recycle_with`]) instead of freeing them: a fresh
+    /// 16 MiB buffer per table costs 4,096 page faults.
+    recycling: bool,
+    recycled: Vec<u8>,
+    recycled_rec: Option<R>,
     /// The key of the index entry an indexed seek followed (reused between seeks): every
     /// key of the block it points at is at most this, which catches an entry pointing at a
     /// later block.
@@ -487,6 +496,10 @@ impl<R: Record> TableIter<R> {
             done: false,
             evicted: false,
             rec_evicted: false,
+            lazy: None,
+            recycling: false,
+            recycled: Vec::new(),
+            recycled_rec: None,
             bound: Vec::new(),
             stats: Stats::default(),
         }
@@ -526,6 +539,9 @@ impl<R: Record> TableIter<R> {
         if !self.rec_evicted {
             return Ok(());
         }
+        if let Some(offset) = self.lazy.take() {
+            return self.load_peeked(offset);
+        }
         let Some(info) = self.block else {
             return Err(Error::api("no current record to decode again"));
         };
@@ -555,11 +571,13 @@ impl<R: Record> TableIter<R> {
                 && self.inflated.capacity() > KEEP_INFLATED
                 && self.cursor.at_end(&info)
             {
-                self.inflated = Vec::new();
+                let b = std::mem::take(&mut self.inflated);
+                self.let_go(b);
             }
         }
         if self.spare.capacity() > KEEP_INFLATED {
-            self.spare = Vec::new();
+            let b = std::mem::take(&mut self.spare);
+            self.let_go(b);
         }
     }
 
@@ -610,6 +628,7 @@ impl<R: Record> TableIter<R> {
         self.done = false;
         self.evicted = false;
         self.rec_evicted = false;
+        self.lazy = None;
         let table = self.table.clone();
         let sec = *table.section_of::<R>()?;
         if !sec.present {
@@ -630,6 +649,130 @@ impl<R: Record> TableIter<R> {
             self.done = true;
         }
         r.map_err(|e| table.err(e))
+    }
+
+    /// Position like [`TableIter::seek`], except that where the seek would stop at the first
+    /// record of the first log block, only that record's key is read, from the start of
+    /// the block's zlib stream: a merged iterator queues the record by key and has
+    /// [`TableIter::restore_current`] inflate the block when the record comes up. Over
+    /// many tables whose single log block inflates to 16 MiB, each block is then inflated
+    /// once, not once to queue it and again when it is read.
+    pub(crate) fn seek_lazy(&mut self, key: &[u8]) -> Result<()> {
+        if R::BLOCK_TYPE == BlockType::Log && self.peek_first(key)? {
+            return Ok(());
+        }
+        self.seek(key)
+    }
+
+    /// The peek of [`TableIter::seek_lazy`]: whether the iterator is now positioned lazily.
+    fn peek_first(&mut self, key: &[u8]) -> Result<bool> {
+        let table = self.table.clone();
+        let sec = *table.section_of::<R>().map_err(|e| table.err(e))?;
+        // An indexed seek for a key lands in some later block; only a seek that starts at the
+        // section start can stop at its first record.
+        if !sec.present || (sec.index_offset != 0 && !key.is_empty()) {
+            return Ok(false);
+        }
+        let info = table.info();
+        if sec.offset >= info.footer_offset {
+            return Ok(false);
+        }
+        let data = &table.bytes()[sec.offset as usize..info.footer_offset as usize];
+        let header_off = if sec.offset == 0 {
+            info.header_size()
+        } else {
+            0
+        };
+        let mut first = std::mem::take(&mut self.bound);
+        let peeked = peek_log_key(data, header_off, &mut first)
+            && first.as_slice() >= key
+            && self.rec.decode(&first, 0, &[], &self.ctx).is_ok();
+        self.bound = first;
+        if !peeked {
+            return Ok(false);
+        }
+        self.block = None;
+        self.done = false;
+        self.evicted = false;
+        self.inflated = Vec::new();
+        self.pending = true;
+        self.rec_evicted = true;
+        self.lazy = Some(sec.offset);
+        Ok(true)
+    }
+
+    /// Inflate the log block at `offset` whose first key was peeked, and decode that first
+    /// record in full; the iterator is then as [`TableIter::seek`] would have left it after
+    /// returning that record.
+    fn load_peeked(&mut self, offset: u64) -> Result<()> {
+        let mut key = std::mem::take(&mut self.bound);
+        self.rec.write_key(&mut key);
+        if let Some(r) = self.recycled_rec.take() {
+            // Its buffers (a big message) are reused by the decode.
+            self.rec = r;
+        }
+        let r = (|| {
+            let Some(b) = self.load_block_at(offset, Some(BlockType::Log))? else {
+                return Err(corrupt(offset, "log block changed while being read"));
+            };
+            let data = block_data(&self.table, &b, &self.inflated);
+            if !self
+                .cursor
+                .next(&b, data, &mut self.rec, &self.ctx, &mut self.stats)?
+                || self.cursor.key() != key.as_slice()
+            {
+                return Err(corrupt(offset, "log block changed while being read"));
+            }
+            Ok(())
+        })();
+        self.bound = key;
+        self.rec_evicted = false;
+        if r.is_err() {
+            self.done = true;
+            self.pending = false;
+        }
+        self.release_if_done();
+        r.map_err(|e| self.table.err(e))
+    }
+
+    /// A big buffer this iterator no longer needs: kept for recycling when a merged
+    /// iterator asked for that, else freed.
+    fn let_go(&mut self, b: Vec<u8>) {
+        if self.recycling && b.capacity() > self.recycled.capacity() {
+            self.recycled = b;
+        }
+    }
+
+    /// Swap buffers with a merged iterator's pool around one step of this iterator: hand
+    /// in `buf` and `rec` (used instead of allocating when this iterator inflates a block
+    /// or decodes its lazily peeked record), then take back what it let go. The pool keeps
+    /// the biggest of each; at most one block and one record beyond what the iterators
+    /// hold.
+    pub(crate) fn recycle_with<T>(
+        &mut self,
+        buf: &mut Vec<u8>,
+        rec: &mut Option<R>,
+        step: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        self.recycling = true;
+        self.recycled = std::mem::take(buf);
+        self.recycled_rec = rec.take();
+        let r = step(self);
+        *buf = std::mem::take(&mut self.recycled);
+        *rec = self.recycled_rec.take();
+        self.recycling = false;
+        r
+    }
+
+    /// Move to the next record as [`TableIter::next_record`] does, but leave a lazily
+    /// positioned record (see [`TableIter::seek_lazy`]) unread: `true` when there is a
+    /// current record, whose key at least is known.
+    pub(crate) fn next_key(&mut self) -> Result<bool> {
+        if self.pending && self.lazy.is_some() {
+            self.pending = false;
+            return Ok(true);
+        }
+        Ok(self.next_record()?.is_some())
     }
 
     /// The table this iterator reads.
@@ -660,6 +803,9 @@ impl<R: Record> TableIter<R> {
         } else {
             &mut self.inflated
         };
+        if buf.capacity() == 0 {
+            std::mem::swap(buf, &mut self.recycled);
+        }
         parse_block(
             data,
             offset,
@@ -911,7 +1057,10 @@ impl<R: Record> TableIter<R> {
                 // An iterator at its end keeps no big value (a merged iterator keeps its
                 // finished tables' iterators).
                 if self.rec.value_bytes() > KEEP_INFLATED {
-                    self.rec = R::default();
+                    let r = std::mem::take(&mut self.rec);
+                    if self.recycling {
+                        self.recycled_rec = Some(r);
+                    }
                 }
                 Ok(None)
             }
@@ -923,6 +1072,10 @@ impl<R: Record> TableIter<R> {
     }
 
     fn advance(&mut self) -> Result<bool> {
+        if self.lazy.is_some() {
+            // Moving past a peeked record: read its block first.
+            self.restore_current()?;
+        }
         loop {
             let Some(info) = self.block else {
                 return Ok(false);
@@ -1076,8 +1229,6 @@ mod tests {
         assert_eq!(t.refs_for(&id(1998)).unwrap().len(), 1);
     }
 
-    /// Small inflated log blocks stay with the iterator after their last record; one over
-    /// `KEEP_INFLATED` is let go as soon as its last record is read.
     /// After [`LEAF_INDEX_AFTER`] indexed seeks a section's leaf index is built once and
     /// answers exactly what the block-by-block descent did, for every name present and
     /// absent (a multi-level index: 256-byte blocks), with one block read per lookup.
@@ -1124,6 +1275,8 @@ mod tests {
         assert_eq!(fresh.stats().index_entries_cached, cached);
     }
 
+    /// Small inflated log blocks stay with the iterator after their last record; one over
+    /// `KEEP_INFLATED` is let go as soon as its last record is read.
     #[test]
     fn inflated_log_blocks_kept_when_small_released_when_big() {
         let small: Vec<LogRecord> = (0..50)
@@ -1145,6 +1298,83 @@ mod tests {
         let mut it = t.logs().unwrap();
         assert!(it.next_record().unwrap().is_some());
         assert_eq!(it.inflated_bytes(), 0);
+        assert!(it.next_record().unwrap().is_none());
+    }
+
+    /// A lazy seek reads only the first key of a big log block; the block is inflated once,
+    /// when the record is restored, and the records then come out as a plain seek gives
+    /// them. A key past the first record, or a section with an index, seeks as usual.
+    #[test]
+    fn lazy_seek_peeks_then_inflates_once() {
+        let opts = WriteOptions {
+            block_size: 16_777_215,
+            ..WriteOptions::default()
+        };
+        let logs = [log("refs/heads/a", 2 << 20), log("refs/heads/b", 100)];
+        let t = write(&[], &logs, opts);
+        let all: Vec<LogRecord> = t.logs().unwrap().map(|r| r.unwrap()).collect();
+        assert_eq!(all.len(), 2);
+        for key in [&b""[..], b"refs/heads/", b"refs/heads/a"] {
+            let mut it = t.unpositioned::<LogRecord>().unwrap();
+            it.seek_lazy(key).unwrap();
+            assert_eq!(it.stats().blocks_inflated, 0);
+            assert_eq!(it.inflated_bytes(), 0);
+            assert!(it.next_key().unwrap());
+            assert_eq!(it.current().refname, b"refs/heads/a");
+            assert_eq!(it.current().value_bytes(), 0, "only the key is known");
+            it.restore_current().unwrap();
+            assert_eq!(it.current(), &all[0]);
+            assert_eq!(it.next_record().unwrap(), Some(&all[1]));
+            assert!(it.next_record().unwrap().is_none());
+            assert_eq!(it.stats().blocks_inflated, 1);
+        }
+        // Moving past a peeked record without restoring it.
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        assert!(it.next_key().unwrap());
+        assert!(it.next_key().unwrap());
+        assert_eq!(it.current(), &all[1]);
+        // The first key is before the one sought: a full seek.
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"refs/heads/a\x01").unwrap();
+        assert_eq!(it.stats().blocks_inflated, 1);
+        assert_eq!(it.next_record().unwrap(), Some(&all[1]));
+        // Refs are never peeked.
+        let r = write(&refs(3), &[], WriteOptions::default());
+        let mut it = r.unpositioned::<RefRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        assert_eq!(
+            it.next_record().unwrap().unwrap().refname,
+            b"refs/heads/b00000"
+        );
+    }
+
+    /// A peeked block that then fails to inflate (its stream damaged past the peeked part)
+    /// reports the error when the record is restored, and the iterator ends.
+    #[test]
+    fn lazy_seek_reports_damage_found_later() {
+        let opts = WriteOptions {
+            block_size: 16_777_215,
+            ..WriteOptions::default()
+        };
+        let t = write(&[], &[log("refs/heads/a", 1 << 20)], opts);
+        let mut bytes = t.bytes().to_vec();
+        let f = Footer::decode(&bytes).unwrap();
+        let end = bytes.len() - f.size();
+        // The last bytes of the zlib stream hold its checksum.
+        bytes[end - 3] ^= 0xff;
+        let crc_at = bytes.len() - 4;
+        let crc = crc32fast::hash(&bytes[end..crc_at]);
+        bytes[crc_at..].copy_from_slice(&crc.to_be_bytes());
+        let t = Table::from_bytes("t.ref", bytes).unwrap();
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        assert!(it.next_key().unwrap());
+        let e = it.restore_current().unwrap_err();
+        assert!(
+            e.message().contains("zlib") || e.message().contains("inflate"),
+            "{e}"
+        );
         assert!(it.next_record().unwrap().is_none());
     }
 

@@ -61,6 +61,29 @@ impl BlockWalk {
         }
     }
 
+    /// Walk `table` from its first block, keeping this walk's inflate buffer (and its
+    /// counters): walking many tables with one walk allocates that buffer once.
+    ///
+    /// ```
+    /// # use reftable::{ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+    /// # let table = |n: &str| {
+    /// #     let mut w = Writer::new(Vec::new(), WriteOptions::default());
+    /// #     w.set_limits(1, 1).unwrap();
+    /// #     let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// #     w.add_ref(&RefRecord::new(n, 1, RefValue::Object(id))).unwrap();
+    /// #     Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+    /// # };
+    /// let mut walk = table("refs/heads/a").blocks();
+    /// assert_eq!(walk.by_ref().count(), 1);
+    /// walk.restart(table("refs/heads/b"));
+    /// assert_eq!(walk.count(), 1);
+    /// ```
+    pub fn restart(&mut self, table: Table) {
+        self.table = table;
+        self.offset = 0;
+        self.done = false;
+    }
+
     /// The next block and its bytes from the block start to `block_len` (for log blocks the
     /// header followed by the inflated contents), borrowed until the next call. After an
     /// error the walk ends.
@@ -142,12 +165,23 @@ pub fn for_each_record<R: Record>(
     info: &BlockInfo,
     data: &[u8],
     ctx: &CodecContext,
+    f: impl FnMut(DecodedRecord<'_, R>),
+) -> Option<(usize, &'static str)> {
+    for_each_record_in(info, data, ctx, &mut R::default(), f)
+}
+
+/// [`for_each_record`] decoding into `rec`, whose buffers are reused: a caller visiting
+/// many blocks of big reflog messages keeps one record for all of them.
+pub fn for_each_record_in<R: Record>(
+    info: &BlockInfo,
+    data: &[u8],
+    ctx: &CodecContext,
+    rec: &mut R,
     mut f: impl FnMut(DecodedRecord<'_, R>),
 ) -> Option<(usize, &'static str)> {
     let end = info.restart_off.min(data.len());
     let mut pos = info.records_start();
     let mut key = Vec::new();
-    let mut rec = R::default();
     while pos < end {
         let h = match record::decode_key(&data[pos..end], &mut key) {
             Ok(h) => h,
@@ -163,7 +197,7 @@ pub fn for_each_record<R: Record>(
             prefix_len: h.prefix_len,
             value_type: h.value_type,
             key: &key,
-            rec: &rec,
+            rec,
         });
         pos = vstart + n;
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::walk;
+use reftable::BlockWalk;
 
 use super::{SectionRange, TableChecker};
 
@@ -14,12 +15,28 @@ impl TableChecker<'_> {
     /// (each log block is inflated once). `sections` are the ranges the footer gives. Returns
     /// the blocks and whether the walk reached the footer.
     pub(super) fn walk(&mut self, sections: &[SectionRange]) -> (Vec<BlockInfo>, bool) {
+        let mut walk = match self.s.walk.take() {
+            Some(mut w) => {
+                w.restart(self.t.clone());
+                w
+            }
+            None => self.t.blocks(),
+        };
+        let r = self.walk_with(&mut walk, sections);
+        self.s.walk = Some(walk);
+        r
+    }
+
+    fn walk_with(
+        &mut self,
+        walk: &mut BlockWalk,
+        sections: &[SectionRange],
+    ) -> (Vec<BlockInfo>, bool) {
         let i = *self.t.info();
         let table = self.t.clone();
         let bytes = table.bytes();
         let mut blocks = Vec::new();
         let mut orders = BTreeMap::new();
-        let mut walk = table.blocks();
         while let Some(next) = walk.next_block() {
             let (b, data) = match next {
                 Ok(x) => x,

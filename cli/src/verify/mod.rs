@@ -38,7 +38,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reftable::codec::format::BlockType;
-use reftable::Table;
+use reftable::{BlockWalk, LogRecord, Table};
 
 use crate::path::{self, Target};
 use crate::{CliError, CliResult};
@@ -68,6 +68,15 @@ struct TableChecker<'a> {
     t: &'a Table,
     r: Report,
     c: Collected,
+    s: &'a mut Scratch,
+}
+
+/// Buffers reused from table to table: a log block can inflate to 16 MiB, and a reflog
+/// message can be as big; a fresh one per table costs thousands of page faults.
+#[derive(Default)]
+pub(super) struct Scratch {
+    walk: Option<BlockWalk>,
+    log: LogRecord,
 }
 
 impl TableChecker<'_> {
@@ -136,7 +145,7 @@ struct Checked {
 }
 
 /// Check one table file. `Err` only for I/O errors other than a missing file.
-fn check_file(file: &Path, shown: &str) -> Result<Checked, CliError> {
+fn check_file(file: &Path, shown: &str, scratch: &mut Scratch) -> Result<Checked, CliError> {
     let mut report = Report::new(shown.to_string());
     // Mapped, not read: a table of millions of refs is checked in little more memory than
     // the pages of it being looked at.
@@ -157,6 +166,7 @@ fn check_file(file: &Path, shown: &str) -> Result<Checked, CliError> {
         t: &t,
         r: report,
         c: Collected::default(),
+        s: scratch,
     };
     c.header();
     let ranges = c.footer_ranges();
@@ -188,7 +198,7 @@ pub fn run(p: &Path) -> CliResult {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (problems, tables) = match &target {
         Target::Table(file) => {
-            let c = check_file(file, &file.display().to_string())?;
+            let c = check_file(file, &file.display().to_string(), &mut Scratch::default())?;
             c.report.print(&mut out)?;
             (c.report.count(), 1)
         }

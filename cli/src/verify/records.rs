@@ -235,10 +235,12 @@ impl TableChecker<'_> {
         issues: &mut Vec<Issue>,
     ) -> Option<(usize, &'static str)> {
         let max = self.t.info().max_update_index;
-        walk::for_each_record::<LogRecord>(
+        let mut log = std::mem::take(&mut self.s.log);
+        let err = walk::for_each_record_in(
             b,
             data,
             &self.t.codec_context(),
+            &mut log,
             |d: DecodedRecord<'_, LogRecord>| {
                 check_order(order, d.key, starts.is_empty(), true, issues, d.offset);
                 starts.push((d.offset, d.prefix_len == 0));
@@ -292,7 +294,9 @@ impl TableChecker<'_> {
                     }
                 }
             },
-        )
+        );
+        self.s.log = log;
+        err
     }
 
     fn obj_records(

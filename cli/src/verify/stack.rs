@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use reftable::HashId;
 
-use super::check_file;
 use super::report::{Problem, Report};
+use super::{check_file, Scratch};
 use crate::path;
 use crate::text::show_bytes;
 use crate::CliError;
@@ -160,6 +160,7 @@ fn check_stack_once(
     let mut hashes: Vec<(String, HashId)> = Vec::new();
     let mut prev: Option<(String, u64)> = None;
     let mut table_reports = Vec::new();
+    let mut scratch = Scratch::default();
     for (name, &(line_off, lineno)) in names.iter().zip(&lines) {
         let p = dir.join(name);
         let s = shown(name);
@@ -170,7 +171,7 @@ fn check_stack_once(
             );
             continue;
         }
-        let checked_table = check_file(&p, &s)?;
+        let checked_table = check_file(&p, &s, &mut scratch)?;
         checked += 1;
         let mut report = checked_table.report;
         if let Some(t) = &checked_table.table {

@@ -154,6 +154,41 @@ pub fn parse_block(
     }))
 }
 
+/// The first key of the log block starting at `data[header_off]`, read by inflating only
+/// the start of its stream (at most [`PEEK_BYTES`]), into `key`. `false` when that cannot
+/// tell: another block type, a key longer than what was inflated, or data that the full
+/// parse would reject (it reports why). The block is not checked further: a caller uses
+/// the key to order blocks and parses the block in full before reading its records.
+pub fn peek_log_key(data: &[u8], header_off: usize, key: &mut Vec<u8>) -> bool {
+    let body = header_off + 4;
+    if data.len() <= body || BlockType::from_byte(data[header_off]) != Some(BlockType::Log) {
+        return false;
+    }
+    let block_len = varint::be24(&data[header_off + 1..]) as usize;
+    if block_len < body + 2 {
+        return false;
+    }
+    let mut out = vec![0; (block_len - body).min(PEEK_BYTES)];
+    let mut z = Decompress::new(true);
+    if z.decompress(&data[body..], &mut out, FlushDecompress::Sync)
+        .is_err()
+    {
+        return false;
+    }
+    out.truncate(z.total_out() as usize);
+    match record::decode_key_header(&out) {
+        Ok(h) if h.prefix_len == 0 => {
+            key.clear();
+            key.extend_from_slice(&out[h.suffix_start..h.suffix_start + h.suffix_len]);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// How much of a log block [`peek_log_key`] inflates: room for any plausible ref name.
+pub const PEEK_BYTES: usize = 16 * 1024;
+
 /// Inflate the zlib stream at the start of `input` into `out` (after `prefix`), expecting
 /// exactly `expected` bytes. Returns the compressed bytes consumed. The output grows in
 /// chunks as inflation produces data, so a bogus `block_len` cannot make it allocate up front.
@@ -164,13 +199,12 @@ fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> R
     let mut z = Decompress::new(true);
     loop {
         let in_pos = z.total_in() as usize;
-        let step = inflate_step(target, out.len());
-        let len = out.len();
-        out.resize(len + step, 0);
+        // Room for the next step without zeroing it: the stream writes into the spare
+        // capacity, which grows geometrically with the output, never to the claimed length.
+        out.reserve(inflate_step(target, out.len()));
         let before_out = z.total_out();
-        let result = z.decompress(&input[in_pos..], &mut out[len..], FlushDecompress::Finish);
+        let result = z.decompress_vec(&input[in_pos..], out, FlushDecompress::Finish);
         let produced = (z.total_out() - before_out) as usize;
-        out.truncate(len + produced);
         let status = result.map_err(|e| {
             Error::new(
                 ErrorKind::Zlib,
@@ -514,6 +548,43 @@ mod tests {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(9));
         z.write_all(data).unwrap();
         z.finish().unwrap()
+    }
+
+    /// The first key of a log block, from the start of its stream: only a key that fits in
+    /// [`PEEK_BYTES`] and starts the block (prefix length 0), only in a log block.
+    #[test]
+    fn peeking_at_a_log_block_first_key() {
+        let log_block = |key: &[u8], prefix: u8| {
+            let mut records = vec![prefix];
+            varint::put(&mut records, (key.len() as u64) << 3 | 1);
+            records.extend_from_slice(key);
+            records.extend_from_slice(&[7; 100]);
+            block(0, b'g', 4 + records.len(), &zlib(&records))
+        };
+        let mut key = b"stale".to_vec();
+        assert!(peek_log_key(&log_block(b"refs/heads/main", 0), 0, &mut key));
+        assert_eq!(key, b"refs/heads/main");
+        // The first block of a file, after its header.
+        let mut first = vec![0; 24];
+        first.extend_from_slice(&log_block(b"HEAD", 0));
+        assert!(peek_log_key(&first, 24, &mut key));
+        assert_eq!(key, b"HEAD");
+        let long = vec![b'x'; PEEK_BYTES];
+        assert!(!peek_log_key(&log_block(&long, 0), 0, &mut key));
+        assert!(peek_log_key(
+            &log_block(&long[..PEEK_BYTES - 8], 0),
+            0,
+            &mut key
+        ));
+        assert_eq!(key.len(), PEEK_BYTES - 8);
+        assert!(!peek_log_key(&log_block(b"HEAD", 3), 0, &mut key));
+        let mut not_log = log_block(b"HEAD", 0);
+        not_log[0] = b'r';
+        assert!(!peek_log_key(&not_log, 0, &mut key));
+        let mut damaged = log_block(b"HEAD", 0);
+        damaged[4] ^= 0xff;
+        assert!(!peek_log_key(&damaged, 0, &mut key));
+        assert!(!peek_log_key(&damaged[..5], 0, &mut key));
     }
 
     #[test]
