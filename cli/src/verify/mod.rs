@@ -32,7 +32,6 @@ mod report;
 mod sections;
 mod stack;
 
-use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -177,12 +176,7 @@ fn check_file(file: &Path, shown: &str, scratch: &mut Scratch) -> Result<Checked
             c.index(s, &blocks);
         }
         if t.info().objs.present {
-            let ref_blocks: BTreeSet<u64> = blocks
-                .iter()
-                .filter(|b| b.block_type == BlockType::Ref)
-                .map(|b| b.offset)
-                .collect();
-            c.objs(&ref_blocks);
+            c.objs_done();
         }
     }
     let report = c.r;

@@ -12,7 +12,7 @@ use reftable::refname::is_valid_refname;
 use reftable::walk::{self, DecodedRecord};
 use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
 
-use super::objs::{ObjEntries, RefIds};
+use super::objs::ObjCheck;
 use super::{SectionRange, TableChecker};
 use crate::text::{show_bytes, show_log_key};
 
@@ -61,10 +61,9 @@ pub(super) struct Collected {
     pub(super) last_keys: BTreeMap<u64, KeySig>,
     /// Index entries by index block offset.
     pub(super) index: BTreeMap<u64, Vec<IndexEntry>>,
-    /// Obj records.
-    pub(super) objs: ObjEntries,
-    /// Object id prefixes (`obj_id_len` bytes) of the refs, with the ref blocks they are in.
-    pub(super) ref_ids: RefIds,
+    /// The refs' object id prefixes (`obj_id_len` bytes) and ref blocks, checked against
+    /// the obj records block by block.
+    pub(super) obj: ObjCheck,
 }
 
 /// Keys of the data blocks of one section, carried from block to block.
@@ -166,6 +165,9 @@ impl TableChecker<'_> {
                     .in_block(b, at, &format!("cannot decode record: {msg}"));
             }
             self.restarts(b, data, &starts, err.map(|(at, _)| at));
+            if b.block_type == BlockType::Obj {
+                self.check_obj_block(b);
+            }
         }
     }
 
@@ -180,7 +182,8 @@ impl TableChecker<'_> {
         let i = *self.t.info();
         let obj_len = usize::from(i.obj_id_len);
         let want_ids = i.objs.present && obj_len > 0 && obj_len <= i.hash.size();
-        let ref_ids = &mut self.c.ref_ids;
+        self.c.obj.ref_blocks.insert(b.offset);
+        let ref_ids = &mut self.c.obj.ids;
         walk::for_each_record::<RefRecord>(
             b,
             data,
@@ -308,7 +311,7 @@ impl TableChecker<'_> {
         issues: &mut Vec<Issue>,
     ) -> Option<(usize, &'static str)> {
         let obj_len = usize::from(self.t.info().obj_id_len);
-        let objs = &mut self.c.objs;
+        let objs = &mut self.c.obj.block;
         walk::for_each_record::<ObjRecord>(
             b,
             data,
@@ -329,7 +332,7 @@ impl TableChecker<'_> {
                     ));
                     return;
                 }
-                objs.push(&o.hash_prefix, &o.offsets, b, d.offset);
+                objs.push(&o.hash_prefix, &o.offsets, d.offset);
             },
         )
     }
