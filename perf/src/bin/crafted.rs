@@ -9,6 +9,8 @@
 //! - `repeated-16mib-blocks/`: one table of 100 log blocks, each the same block inflating
 //!   to 16 MiB (the keys repeat, so the log section is out of order from the second block);
 //! - `long-messages/`: a valid table of 60 reflog entries with 16 MiB messages (about 1 MB);
+//! - `many-tables/`: a stack of 40,000 one-ref tables and 100 unlisted ones a crashed
+//!   writer could have left (for `Stack::reload` and `Stack::clean`, once quadratic);
 //! - `valid-refs/`: a valid table of REFS refs (default 2,000,000) to distinct objects, with
 //!   its obj section, for `verify`'s memory against the table's size.
 
@@ -131,6 +133,58 @@ fn long_messages(dir: &Path) -> Res<()> {
     Ok(())
 }
 
+/// Tables in the `many-tables` stack.
+const MANY: u64 = 40_000;
+
+fn many_tables(dir: &Path) -> Res<()> {
+    let rt = dir.join("reftable");
+    fs::create_dir_all(&rt)?;
+    let id = ObjectId::from_bytes(&[7; 20]).ok_or("id")?;
+    let mut list = String::new();
+    for k in 1..=MANY + 100 {
+        // The last 100 are unlisted, with update indexes the stack covers.
+        let ui = if k <= MANY { k } else { k - MANY };
+        let mut w = Writer::new(Vec::new(), WriteOptions::default());
+        w.set_limits(ui, ui)?;
+        let name = format!("refs/heads/t{:05}", k % 1000);
+        w.add_ref(&RefRecord::new(name, ui, RefValue::Object(id)))?;
+        let file = if k <= MANY {
+            table_name(ui)
+        } else {
+            format!("0x{ui:012x}-0x{ui:012x}-deadbeef.ref")
+        };
+        fs::write(rt.join(&file), w.finish()?)?;
+        if k <= MANY {
+            list.push_str(&file);
+            list.push('\n');
+        }
+    }
+    fs::write(rt.join("tables.list"), list)?;
+    Ok(())
+}
+
+/// `crafted --stack-scale DIR`: time `Stack::open`, `reload` and `clean` on the stack in DIR
+/// (the `many-tables` input), printing one line each. A report: wall times.
+fn stack_scale(dir: &Path) -> Res<()> {
+    use reftable::stack::{Stack, StackOptions};
+    let t = std::time::Instant::now();
+    let mut st = Stack::open(dir.join("reftable"), StackOptions::default())?;
+    println!("open {} tables: {:.2?}", st.tables().len(), t.elapsed());
+    let t = std::time::Instant::now();
+    st.reload()?;
+    println!("reload: {:.2?}", t.elapsed());
+    let before = fs::read_dir(dir.join("reftable"))?.count();
+    let t = std::time::Instant::now();
+    st.clean()?;
+    let after = fs::read_dir(dir.join("reftable"))?.count();
+    println!(
+        "clean: {:.2?}, {} files removed",
+        t.elapsed(),
+        before - after
+    );
+    Ok(())
+}
+
 fn valid_refs(dir: &Path, n: usize) -> Res<()> {
     let mut w = Writer::new(Vec::new(), WriteOptions::default());
     w.set_limits(1, 1)?;
@@ -152,7 +206,15 @@ fn valid_refs(dir: &Path, n: usize) -> Res<()> {
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
-    let out = Path::new(args.get(1).ok_or("usage: crafted DIR [REFS]")?);
+    if args.get(1).map(String::as_str) == Some("--stack-scale") {
+        return stack_scale(Path::new(
+            args.get(2).ok_or("usage: crafted --stack-scale DIR")?,
+        ));
+    }
+    let out = Path::new(
+        args.get(1)
+            .ok_or("usage: crafted DIR [REFS] | crafted --stack-scale DIR")?,
+    );
     let refs: usize = args
         .get(2)
         .map(|s| s.parse())
@@ -163,6 +225,7 @@ fn main() -> Res<()> {
     sparse(&out.join("sparse-5gib"))?;
     repeated_blocks(&out.join("repeated-16mib-blocks"))?;
     long_messages(&out.join("long-messages"))?;
+    many_tables(&out.join("many-tables"))?;
     valid_refs(&out.join("valid-refs"), refs)?;
     Ok(())
 }
