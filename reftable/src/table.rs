@@ -1349,6 +1349,114 @@ mod tests {
         );
     }
 
+    /// Two log blocks that each inflate to over `KEEP_INFLATED`: a 2 MiB message, then
+    /// another and a small one.
+    fn two_big_log_blocks() -> Table {
+        let opts = WriteOptions {
+            block_size: 3 << 20,
+            ..WriteOptions::default()
+        };
+        let logs = [
+            log("refs/heads/a", 2 << 20),
+            log("refs/heads/b", 2 << 20),
+            log("refs/heads/c", 10),
+        ];
+        let t = write(&[], &logs, opts);
+        assert_eq!(t.info().logs.index_offset, 0, "a linear seek probes the next block");
+        t
+    }
+
+    /// What a record is, without printing megabytes when a test fails.
+    fn name_and_size(r: Option<&LogRecord>) -> Option<(String, usize)> {
+        r.map(|l| (String::from_utf8_lossy(&l.refname).into_owned(), l.value_bytes()))
+    }
+
+    /// A seek that probes the next big block and moves on lets the block it left go: the
+    /// iterator holds one big block, not two.
+    #[test]
+    fn a_seek_keeps_one_big_block() {
+        let t = two_big_log_blocks();
+        let mut key = Vec::new();
+        log("refs/heads/b", 0).write_key(&mut key);
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(&key).unwrap();
+        assert_eq!(it.stats().blocks_inflated, 2);
+        let held = it.inflated_bytes();
+        assert!(held > 2 << 20 && held < 4 << 20, "{held}");
+        let got = name_and_size(it.next_record().unwrap());
+        assert_eq!(got.map(|g| g.0), Some("refs/heads/b".to_string()));
+    }
+
+    /// A peeked record whose block no longer starts with the peeked key is an error.
+    #[test]
+    fn a_peeked_key_must_match_its_block() {
+        let t = two_big_log_blocks();
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        assert!(it.next_key().unwrap());
+        it.rec.refname = b"refs/heads/z".to_vec();
+        let e = it.restore_current().unwrap_err();
+        assert!(e.message().contains("changed while being read"), "{e}");
+    }
+
+    /// Inside [`TableIter::recycle_with`] an iterator inflates into the buffer handed in and
+    /// hands back the big ones it let go; outside it keeps none of them.
+    #[test]
+    fn recycled_buffers_go_round() {
+        let t = two_big_log_blocks();
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        let mut buf = Vec::with_capacity(5 << 20);
+        let mut rec = None;
+        let mut step = |it: &mut TableIter<LogRecord>, buf: &mut Vec<u8>, rec: &mut Option<_>| {
+            it.recycle_with(buf, rec, |it| {
+                it.next_key()?;
+                it.restore_current()?;
+                Ok(name_and_size(Some(it.current())))
+            })
+            .unwrap()
+        };
+        // The peeked first block is inflated into the 5 MiB buffer handed in, and as its
+        // one record is read, the buffer comes back holding the block.
+        let (name, size) = step(&mut it, &mut buf, &mut rec).unwrap();
+        assert_eq!((name.as_str(), size > 2 << 20), ("refs/heads/a", true));
+        assert_eq!(buf.capacity(), 5 << 20);
+        assert!(buf.len() > 2 << 20, "the buffer handed in was used: {}", buf.len());
+        assert!(rec.is_none());
+        // The second block is inflated into it again; it stays while "c" is left.
+        let (name, _) = step(&mut it, &mut buf, &mut rec).unwrap();
+        assert_eq!(name, "refs/heads/b");
+        assert_eq!(buf.capacity(), 0);
+        assert_eq!(it.inflated.capacity(), 5 << 20);
+        let (name, _) = step(&mut it, &mut buf, &mut rec).unwrap();
+        assert_eq!(name, "refs/heads/c");
+        assert_eq!(buf.capacity(), 5 << 20);
+        assert_eq!(it.recycled.capacity(), 0);
+        // Outside recycle_with nothing is kept for recycling.
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(b"").unwrap();
+        while it.next_record().unwrap().is_some() {}
+        assert_eq!(it.recycled.capacity(), 0);
+        assert!(it.recycled_rec.is_none());
+        assert_eq!(it.inflated_bytes(), 0);
+        // At its end, an iterator in recycle_with hands back its big last record.
+        let t = write(
+            &[],
+            &[log("refs/heads/a", 2 << 20)],
+            WriteOptions {
+                block_size: 3 << 20,
+                ..WriteOptions::default()
+            },
+        );
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(b"").unwrap();
+        assert!(it.next_record().unwrap().is_some());
+        let mut rec = None;
+        let more = it.recycle_with(&mut Vec::new(), &mut rec, |it| it.next_key());
+        assert!(!more.unwrap());
+        assert!(rec.is_some_and(|r| r.value_bytes() > 2 << 20));
+    }
+
     /// A peeked block that then fails to inflate (its stream damaged past the peeked part)
     /// reports the error when the record is restored, and the iterator ends.
     #[test]

@@ -220,3 +220,42 @@ pub fn locate(info: &BlockInfo, at: usize) -> (u64, String) {
         (info.offset + at as u64, String::new())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ObjectId, RefRecord, RefValue, Table, WriteOptions, Writer};
+
+    fn table(names: &[&str], block_size: u32) -> Table {
+        let mut w = Writer::new(
+            Vec::new(),
+            WriteOptions {
+                block_size,
+                ..WriteOptions::default()
+            },
+        );
+        w.set_limits(1, 1).unwrap();
+        let id = ObjectId::from_bytes(&[3; 20]).unwrap();
+        for n in names {
+            w.add_ref(&RefRecord::new(*n, 1, RefValue::Object(id))).unwrap();
+        }
+        Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+    }
+
+    /// A walk restarted on another table walks that table from its first block.
+    #[test]
+    fn a_restarted_walk_walks_the_new_table() {
+        let names: Vec<String> = (0..200).map(|i| format!("refs/heads/b{i:04}")).collect();
+        let many: Vec<&str> = names.iter().map(String::as_str).collect();
+        let big = table(&many, 256);
+        let small = table(&["refs/heads/a"], 256);
+        let offsets = |t: &Table| -> Vec<u64> { t.blocks().map(|b| b.unwrap().offset).collect() };
+        let mut walk = small.blocks();
+        assert_eq!(walk.by_ref().count(), 1);
+        walk.restart(big.clone());
+        let again: Vec<u64> = walk.by_ref().map(|b| b.unwrap().offset).collect();
+        assert_eq!(again, offsets(&big));
+        assert!(again.len() > 10);
+        walk.restart(small.clone());
+        assert_eq!(walk.map(|b| b.unwrap().offset).collect::<Vec<_>>(), offsets(&small));
+    }
+}

@@ -200,8 +200,14 @@ fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> R
     loop {
         let in_pos = z.total_in() as usize;
         // Room for the next step without zeroing it: the stream writes into the spare
-        // capacity, which grows geometrically with the output, never to the claimed length.
-        out.reserve(inflate_step(target, out.len()));
+        // capacity, which grows geometrically with the output (never to the claimed length
+        // up front) but not past the claimed length and the one byte that shows a stream
+        // inflating to more.
+        let need = inflate_step(target, out.len());
+        if out.capacity() - out.len() < need {
+            let grown = (out.capacity() * 2).clamp(out.len() + need, target + 1);
+            out.reserve_exact(grown - out.len());
+        }
         let before_out = z.total_out();
         let result = z.decompress_vec(&input[in_pos..], out, FlushDecompress::Finish);
         let produced = (z.total_out() - before_out) as usize;
@@ -581,6 +587,22 @@ mod tests {
         let mut not_log = log_block(b"HEAD", 0);
         not_log[0] = b'r';
         assert!(!peek_log_key(&not_log, 0, &mut key));
+        // A key longer than the block says it is: not read past block_len.
+        let mut short = log_block(b"refs/heads/main", 0);
+        short[1..4].copy_from_slice(&[0, 0, 12]);
+        assert!(!peek_log_key(&short, 0, &mut key));
+        assert!(!peek_log_key(&block(0, b'g', 3, &zlib(&[0])), 0, &mut key));
+        // The smallest log block a first key fits in, at the start of a file.
+        let mut records = vec![0u8];
+        varint::put(&mut records, 13 << 3);
+        records.extend_from_slice(b"HEAD\0\xff\xff\xff\xff\xff\xff\xff\xfe");
+        records.extend_from_slice(&[0, 0, 28, 0, 1]);
+        let mut tiny = vec![0; 24];
+        tiny.extend_from_slice(&block(0, b'g', 28 + records.len(), &zlib(&records)));
+        assert!(peek_log_key(&tiny, 24, &mut key));
+        assert_eq!(key.len(), 13);
+        // Ref names as long as git allows (4,096 bytes and more) are peeked.
+        assert!(peek_log_key(&log_block(&[b'r'; 8000], 0), 0, &mut key));
         let mut damaged = log_block(b"HEAD", 0);
         damaged[4] ^= 0xff;
         assert!(!peek_log_key(&damaged, 0, &mut key));
@@ -640,6 +662,102 @@ mod tests {
                 "block_len 18 extends past the end of the data (17 bytes left)".into()
             )
         );
+    }
+
+    const CTX: CodecContext = CodecContext {
+        hash_size: 20,
+        min_update_index: 1,
+        max_update_index: u64::MAX,
+    };
+
+    /// A block of `recs` as the table writer makes it, restarts every `restart_interval`.
+    fn written<R: Record>(t: BlockType, recs: &[R], restart_interval: usize) -> Vec<u8> {
+        let mut w = crate::codec::block_writer::BlockWriter::new(4096, restart_interval);
+        w.reset(t, 0);
+        for r in recs {
+            w.add(r, &CTX).unwrap();
+        }
+        w.finish().unwrap();
+        w.finished().to_vec()
+    }
+
+    fn refs(names: &[&str]) -> Vec<record::RefRecord> {
+        let id = crate::ObjectId::from_bytes(&[1; 20]).unwrap();
+        names
+            .iter()
+            .map(|n| record::RefRecord::new(*n, 1, record::RefValue::Object(id)))
+            .collect()
+    }
+
+    /// The one-block convenience type: a ref block's bytes as they are, a log block's
+    /// inflated; every record; seeks to a key present, between two, and past the last.
+    #[test]
+    fn a_block_on_its_own() {
+        let written_refs = refs(&["refs/heads/a", "refs/heads/b", "refs/heads/c"]);
+        let bytes = written(BlockType::Ref, &written_refs, 2);
+        let b = Block::parse(&bytes, 0, 0).unwrap();
+        assert_eq!(b.info().block_type, BlockType::Ref);
+        assert_eq!(b.data(), &bytes[..b.info().block_len]);
+        assert_eq!(b.records::<record::RefRecord>(&CTX).unwrap(), written_refs);
+        let seek = |k: &[u8]| b.seek::<record::RefRecord>(k, &CTX).unwrap();
+        assert_eq!(seek(b"refs/heads/b").as_ref(), Some(&written_refs[1]));
+        assert_eq!(seek(b"refs/heads/bb").as_ref(), Some(&written_refs[2]));
+        assert_eq!(seek(b"refs/heads/d"), None);
+        let log = record::LogRecord {
+            refname: b"refs/heads/a".to_vec(),
+            update_index: 1,
+            value: record::LogValue::Update(record::LogUpdate {
+                message: b"hello\n".to_vec(),
+                ..Default::default()
+            }),
+        };
+        let bytes = written(BlockType::Log, std::slice::from_ref(&log), 16);
+        let b = Block::parse(&bytes, 0, 0).unwrap();
+        assert_eq!(b.data().len(), b.info().block_len);
+        assert_eq!(b.data()[0], b'g');
+        assert_eq!(b.records::<record::LogRecord>(&CTX).unwrap(), [log]);
+    }
+
+    /// A record that cannot be decoded is reported at its file offset (a ref block) or at
+    /// its block with the inflated offset (a log block); a restart entry pointing outside
+    /// the records at the entry's own offset. The cursor's position is where the next
+    /// record starts.
+    #[test]
+    fn record_errors_say_where() {
+        let mut bytes = written(BlockType::Ref, &refs(&["refs/heads/a", "refs/heads/b"]), 16);
+        let info = info(&bytes, 0, 0);
+        let mut c = BlockCursor::default();
+        let mut rec = record::RefRecord::default();
+        let mut st = Stats::default();
+        c.reset(&info);
+        assert_eq!(c.pos(), info.records_start());
+        assert!(c.next(&info, &bytes, &mut rec, &CTX, &mut st).unwrap());
+        let second = c.pos();
+        // prefix length (1 byte), suffix length and type (1), the name, the update index
+        // delta (1) and the id.
+        assert_eq!(second, info.records_start() + 3 + b"refs/heads/a".len() + 20);
+        // The second record shares more than the whole first key.
+        bytes[second] = 0x7f;
+        c.reset(&info);
+        assert!(c.next(&info, &bytes, &mut rec, &CTX, &mut st).unwrap());
+        let e = c.next(&info, &bytes, &mut rec, &CTX, &mut st).unwrap_err();
+        assert_eq!(e.offset(), Some(1000 + second as u64), "{e}");
+
+        let e = record_error(&BlockInfo { block_type: BlockType::Log, ..info }, 7, "bad");
+        assert_eq!(e.offset(), Some(1000));
+        assert_eq!(e.message(), "log block, inflated offset 7: bad");
+
+        // Three restarts; the middle entry points into the block header.
+        let mut bytes = written(BlockType::Ref, &refs(&["refs/heads/a", "refs/heads/b", "refs/heads/c"]), 1);
+        let info = self::info(&bytes, 0, 0);
+        assert_eq!(info.restart_count, 3);
+        let entry = info.restart_off + 3;
+        bytes[entry..entry + 3].copy_from_slice(&[0, 0, 1]);
+        let e = c
+            .seek(&info, &bytes, b"refs/heads/b", &mut rec, &CTX, &mut st)
+            .unwrap_err();
+        assert_eq!(e.offset(), Some(1000 + entry as u64), "{e}");
+        assert!(e.message().contains("restart offset 1 is outside the records"), "{e}");
     }
 
     #[test]
