@@ -1362,13 +1362,22 @@ mod tests {
             log("refs/heads/c", 10),
         ];
         let t = write(&[], &logs, opts);
-        assert_eq!(t.info().logs.index_offset, 0, "a linear seek probes the next block");
+        assert_eq!(
+            t.info().logs.index_offset,
+            0,
+            "a linear seek probes the next block"
+        );
         t
     }
 
     /// What a record is, without printing megabytes when a test fails.
     fn name_and_size(r: Option<&LogRecord>) -> Option<(String, usize)> {
-        r.map(|l| (String::from_utf8_lossy(&l.refname).into_owned(), l.value_bytes()))
+        r.map(|l| {
+            (
+                String::from_utf8_lossy(&l.refname).into_owned(),
+                l.value_bytes(),
+            )
+        })
     }
 
     /// A seek that probes the next big block and moves on lets the block it left go: the
@@ -1408,7 +1417,7 @@ mod tests {
         it.seek_lazy(b"").unwrap();
         let mut buf = Vec::with_capacity(5 << 20);
         let mut rec = None;
-        let mut step = |it: &mut TableIter<LogRecord>, buf: &mut Vec<u8>, rec: &mut Option<_>| {
+        let step = |it: &mut TableIter<LogRecord>, buf: &mut Vec<u8>, rec: &mut Option<_>| {
             it.recycle_with(buf, rec, |it| {
                 it.next_key()?;
                 it.restore_current()?;
@@ -1421,7 +1430,11 @@ mod tests {
         let (name, size) = step(&mut it, &mut buf, &mut rec).unwrap();
         assert_eq!((name.as_str(), size > 2 << 20), ("refs/heads/a", true));
         assert_eq!(buf.capacity(), 5 << 20);
-        assert!(buf.len() > 2 << 20, "the buffer handed in was used: {}", buf.len());
+        assert!(
+            buf.len() > 2 << 20,
+            "the buffer handed in was used: {}",
+            buf.len()
+        );
         assert!(rec.is_none());
         // The second block is inflated into it again; it stays while "c" is left.
         let (name, _) = step(&mut it, &mut buf, &mut rec).unwrap();

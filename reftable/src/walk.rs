@@ -236,7 +236,8 @@ mod tests {
         w.set_limits(1, 1).unwrap();
         let id = ObjectId::from_bytes(&[3; 20]).unwrap();
         for n in names {
-            w.add_ref(&RefRecord::new(*n, 1, RefValue::Object(id))).unwrap();
+            w.add_ref(&RefRecord::new(*n, 1, RefValue::Object(id)))
+                .unwrap();
         }
         Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
     }
@@ -256,6 +257,9 @@ mod tests {
         assert_eq!(again, offsets(&big));
         assert!(again.len() > 10);
         walk.restart(small.clone());
-        assert_eq!(walk.map(|b| b.unwrap().offset).collect::<Vec<_>>(), offsets(&small));
+        assert_eq!(
+            walk.map(|b| b.unwrap().offset).collect::<Vec<_>>(),
+            offsets(&small)
+        );
     }
 }

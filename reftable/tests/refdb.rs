@@ -783,3 +783,106 @@ fn reflog_messages_newline_and_length() {
     assert_eq!(msg(b"refs/heads/b"), b"ends\n");
     assert_eq!(msg(b"refs/heads/c").len(), 512 + 1);
 }
+
+/// One ref updated twice in a transaction, once through a symref, is refused as a
+/// duplicate that names the symref (also when both updates come through symrefs, and for
+/// `HEAD` updated beside the branch it points at, whose update logs to `HEAD`). An id of
+/// the other hash is refused whether it is the new or the expected value.
+#[test]
+fn duplicates_through_symrefs_and_ids_of_the_other_hash() {
+    use reftable::Refusal;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/main", id(1)),
+            RefUpdate::create("refs/heads/t", id(1)),
+            RefUpdate::symref_create("HEAD", "refs/heads/main"),
+            RefUpdate::symref_create("refs/heads/s1", "refs/heads/t"),
+            RefUpdate::symref_create("refs/heads/s2", "refs/heads/t"),
+        ],
+    )
+    .unwrap();
+    let tables = d.stack().tables().len();
+    let r = refusal(tx(
+        &mut d,
+        &[
+            RefUpdate::update("refs/heads/s1", id(2), None),
+            RefUpdate::update("refs/heads/s2", id(3), None),
+        ],
+    ));
+    assert!(
+        matches!(&r, Refusal::Duplicate { name, via: Some(_) } if name == b"refs/heads/t"),
+        "{r:?}"
+    );
+    let r = refusal(tx(
+        &mut d,
+        &[
+            RefUpdate::update("HEAD", id(2), None),
+            RefUpdate::update("refs/heads/main", id(3), None),
+        ],
+    ));
+    assert!(
+        matches!(&r, Refusal::Duplicate { name, via: Some(_) } if name == b"refs/heads/main"),
+        "{r:?}"
+    );
+    let r = refusal(tx(
+        &mut d,
+        &[
+            RefUpdate::update("HEAD", id(2), None).no_deref(),
+            RefUpdate::update("refs/heads/main", id(3), None),
+        ],
+    ));
+    assert_eq!(
+        r,
+        Refusal::Duplicate {
+            name: b"HEAD".to_vec(),
+            via: Some(b"refs/heads/main".to_vec()),
+        }
+    );
+    let sha256 = ObjectId::from_bytes(&[1; 32]).unwrap();
+    for u in [
+        RefUpdate::create("refs/heads/x", sha256),
+        RefUpdate::update("refs/heads/t", id(2), Some(sha256)),
+    ] {
+        let e = tx(&mut d, &[u]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Api, "{e}");
+        assert!(e.message().contains("wrong hash"), "{e}");
+    }
+    assert_eq!(d.stack().tables().len(), tables, "nothing written");
+}
+
+/// `symref-update` turns a plain ref into a symref: the update is written, not skipped as
+/// one that changes nothing.
+#[test]
+fn a_plain_ref_becomes_a_symref() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(
+        &mut d,
+        &[
+            RefUpdate::create("refs/heads/main", id(1)),
+            RefUpdate::create("refs/heads/alias", id(2)),
+        ],
+    )
+    .unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::symref_update(
+            "refs/heads/alias",
+            "refs/heads/main",
+            Expected::Object(id(2)),
+        )
+        .no_deref()],
+    )
+    .unwrap();
+    let alias = live(&d)
+        .into_iter()
+        .find(|r| r.refname == b"refs/heads/alias")
+        .unwrap();
+    assert_eq!(
+        alias.value,
+        reftable::RefValue::Symref(b"refs/heads/main".to_vec())
+    );
+}

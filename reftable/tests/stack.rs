@@ -790,3 +790,134 @@ fn a_single_table_is_compacted_for_expiry() {
         .collect();
     assert_eq!(names, [b"refs/heads/n".to_vec()]);
 }
+
+/// Compaction counts every record it writes, reflog entries as well as refs.
+#[test]
+fn compaction_counts_the_log_entries_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for i in 0..2u64 {
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_ref(&RefRecord::new(
+                format!("refs/heads/r{i}"),
+                ui,
+                RefValue::Object(oid(1)),
+            ))?;
+            w.add_log(&log(&format!("refs/heads/r{i}"), ui, 10, "m\n"))
+        })
+        .unwrap();
+    }
+    st.compact_all(None).unwrap();
+    assert_eq!(st.compaction_stats().entries_written, 4);
+}
+
+/// `clean` removes an unlisted table whose update indexes the stack covers, never one at
+/// the next update index: a writer may be about to list it.
+#[test]
+fn clean_leaves_a_table_at_the_next_update_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
+    add_ref(&mut st, "refs/heads/b", Some(1)).unwrap();
+    assert_eq!(st.next_update_index(), 3);
+    let table_at = |ui: u64| {
+        let mut w = reftable::Writer::new(Vec::new(), WriteOptions::default());
+        w.set_limits(ui, ui).unwrap();
+        w.add_ref(&RefRecord::new(
+            "refs/heads/c",
+            ui,
+            RefValue::Object(oid(2)),
+        ))
+        .unwrap();
+        w.finish().unwrap()
+    };
+    let covered = dir
+        .path()
+        .join("0x000000000002-0x000000000002-0badcafe.ref");
+    let next = dir
+        .path()
+        .join("0x000000000003-0x000000000003-0badcafe.ref");
+    std::fs::write(&covered, table_at(2)).unwrap();
+    std::fs::write(&next, table_at(3)).unwrap();
+    st.clean().unwrap();
+    assert!(!covered.exists());
+    assert!(next.exists());
+}
+
+/// The tables of one addition take increasing update indexes: the second is offered the
+/// index after the first's maximum, and one reusing the first's index is refused.
+#[test]
+fn tables_of_one_addition_keep_their_indexes_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
+    let mut add = st.new_addition(false).unwrap();
+    let mut offered = Vec::new();
+    add.add_table(|w, ui| {
+        offered.push(ui);
+        w.set_limits(ui, ui + 1)?;
+        w.add_ref(&RefRecord::new(
+            "refs/heads/b",
+            ui + 1,
+            RefValue::Object(oid(2)),
+        ))
+    })
+    .unwrap();
+    let e = add
+        .add_table(|w, ui| {
+            offered.push(ui);
+            w.set_limits(3, 3)?;
+            w.add_ref(&RefRecord::new("refs/heads/c", 3, RefValue::Object(oid(3))))
+        })
+        .unwrap_err();
+    assert!(
+        e.message()
+            .contains("below the stack's next update index 4"),
+        "{e}"
+    );
+    assert_eq!(offered, [2, 4]);
+}
+
+/// Auto-compaction after an addition ignores a held lock or an outdated stack, but not a
+/// damaged table: the addition is in, and the error is reported (as git does).
+#[test]
+fn auto_compaction_reports_a_damaged_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_ref(&RefRecord::new(
+            "refs/heads/a",
+            ui,
+            RefValue::Object(oid(1)),
+        ))?;
+        w.add_log(&log("refs/heads/a", ui, 10, &"x".repeat(3000)))
+    })
+    .unwrap();
+    // Damage the compressed log data; the table still opens.
+    let path = dir.path().join(&st.table_names()[0]);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = st.tables()[0].info().logs.offset as usize + 8;
+    bytes[at] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    let mut st = Stack::open(dir.path(), opts()).unwrap();
+    let e = st
+        .add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_ref(&RefRecord::new(
+                "refs/heads/b",
+                ui,
+                RefValue::Object(oid(2)),
+            ))?;
+            w.add_log(&log("refs/heads/b", ui, 10, &"y".repeat(3000)))
+        })
+        .unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Zlib | ErrorKind::Format),
+        "{:?}: {e}",
+        e.kind()
+    );
+    st.reload().unwrap();
+    assert_eq!(st.tables().len(), 2, "the addition itself was committed");
+}

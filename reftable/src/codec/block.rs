@@ -199,15 +199,8 @@ fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> R
     let mut z = Decompress::new(true);
     loop {
         let in_pos = z.total_in() as usize;
-        // Room for the next step without zeroing it: the stream writes into the spare
-        // capacity, which grows geometrically with the output (never to the claimed length
-        // up front) but not past the claimed length and the one byte that shows a stream
-        // inflating to more.
-        let need = inflate_step(target, out.len());
-        if out.capacity() - out.len() < need {
-            let grown = (out.capacity() * 2).clamp(out.len() + need, target + 1);
-            out.reserve_exact(grown - out.len());
-        }
+        // The stream writes into the spare capacity, not zeroed first.
+        make_room(out, inflate_step(target, out.len()), target + 1);
         let before_out = z.total_out();
         let result = z.decompress_vec(&input[in_pos..], out, FlushDecompress::Finish);
         let produced = (z.total_out() - before_out) as usize;
@@ -241,6 +234,16 @@ fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> R
                 }
             }
         }
+    }
+}
+
+/// Make room for `need` more bytes in `out`: geometric growth with the output (never to the
+/// claimed length up front), but never past `limit` (the claimed length and the one byte
+/// that shows a stream inflating to more).
+fn make_room(out: &mut Vec<u8>, need: usize, limit: usize) {
+    if out.capacity() - out.len() < need {
+        let grown = (out.capacity() * 2).clamp(out.len() + need, limit);
+        out.reserve_exact(grown - out.len());
     }
 }
 
@@ -735,7 +738,10 @@ mod tests {
         let second = c.pos();
         // prefix length (1 byte), suffix length and type (1), the name, the update index
         // delta (1) and the id.
-        assert_eq!(second, info.records_start() + 3 + b"refs/heads/a".len() + 20);
+        assert_eq!(
+            second,
+            info.records_start() + 3 + b"refs/heads/a".len() + 20
+        );
         // The second record shares more than the whole first key.
         bytes[second] = 0x7f;
         c.reset(&info);
@@ -743,12 +749,23 @@ mod tests {
         let e = c.next(&info, &bytes, &mut rec, &CTX, &mut st).unwrap_err();
         assert_eq!(e.offset(), Some(1000 + second as u64), "{e}");
 
-        let e = record_error(&BlockInfo { block_type: BlockType::Log, ..info }, 7, "bad");
+        let e = record_error(
+            &BlockInfo {
+                block_type: BlockType::Log,
+                ..info
+            },
+            7,
+            "bad",
+        );
         assert_eq!(e.offset(), Some(1000));
         assert_eq!(e.message(), "log block, inflated offset 7: bad");
 
         // Three restarts; the middle entry points into the block header.
-        let mut bytes = written(BlockType::Ref, &refs(&["refs/heads/a", "refs/heads/b", "refs/heads/c"]), 1);
+        let mut bytes = written(
+            BlockType::Ref,
+            &refs(&["refs/heads/a", "refs/heads/b", "refs/heads/c"]),
+            1,
+        );
         let info = self::info(&bytes, 0, 0);
         assert_eq!(info.restart_count, 3);
         let entry = info.restart_off + 3;
@@ -757,7 +774,35 @@ mod tests {
             .seek(&info, &bytes, b"refs/heads/b", &mut rec, &CTX, &mut st)
             .unwrap_err();
         assert_eq!(e.offset(), Some(1000 + entry as u64), "{e}");
-        assert!(e.message().contains("restart offset 1 is outside the records"), "{e}");
+        assert!(
+            e.message()
+                .contains("restart offset 1 is outside the records"),
+            "{e}"
+        );
+    }
+
+    /// Streams whose output crosses an inflate step in the middle of a long match: the next
+    /// step copies the rest of the match without reading input, which is progress.
+    #[test]
+    fn a_match_across_inflate_steps() {
+        for n in (65_536 - 300..65_536 + 300).chain(131_072 - 300..131_072 + 300) {
+            // A run of one byte, then a restart count of 0.
+            let mut content = vec![b'm'; n - 2];
+            content.extend_from_slice(&[0, 0]);
+            let data = block(0, b'g', 4 + n, &zlib(&content));
+            let mut out = Vec::new();
+            let r = parse_block(&data, 0, 0, 0, None, &mut out, &mut Stats::default());
+            assert!(r.is_ok(), "{n}: {}", r.unwrap_err());
+        }
+    }
+
+    /// The offset of a block_len past the end names the length field, also in a file's first
+    /// block, after the file header.
+    #[test]
+    fn a_first_block_too_long_for_its_data() {
+        let (at, msg) = error(&block(24, b'r', 500, &[0; 10]), 24, 0);
+        assert_eq!(at, Some(1000 + 24 + 1));
+        assert!(msg.contains("extends past the end of the data"), "{msg}");
     }
 
     #[test]
@@ -871,5 +916,17 @@ mod tests {
         let data = block(0, b'g', (16 << 20) - 1, &z);
         assert!(parse_block(&data, 0, 0, 0, None, &mut out, &mut Stats::default()).is_err());
         assert!(out.capacity() < 1 << 20, "{}", out.capacity());
+        // A block of 300,000 inflated bytes (five steps) takes a buffer of its length and
+        // the one byte more that shows a stream inflating to more, no bigger.
+        let content: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let mut out = Vec::new();
+        let data = block(0, b'g', 4 + content.len(), &zlib(&content));
+        parse_block(&data, 0, 0, 0, None, &mut out, &mut Stats::default()).unwrap();
+        assert_eq!(&out[4..], &content[..]);
+        assert!(
+            out.capacity() <= 4 + content.len() + 1,
+            "{}",
+            out.capacity()
+        );
     }
 }
