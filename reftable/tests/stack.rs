@@ -921,3 +921,89 @@ fn auto_compaction_reports_a_damaged_table() {
     st.reload().unwrap();
     assert_eq!(st.tables().len(), 2, "the addition itself was committed");
 }
+
+/// A compaction that finds `tables.list` changed when it comes back to commit (another
+/// writer added a table while it wrote) puts its table where its inputs are and keeps the
+/// other writer's table after it. The other writer waits for the compaction's table locks,
+/// then adds while the compaction is still writing: a race it wins by a wide margin (the
+/// compaction writes 60,000 refs), checked by the table locks still being there after its
+/// addition; the attempt is repeated when it lost.
+#[test]
+fn a_compaction_splices_its_table_into_a_list_changed_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for t in 0..2 {
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            for i in 0..30_000 {
+                let name = format!("refs/heads/t{t}-{i:06}");
+                w.add_ref(&RefRecord::new(name, ui, RefValue::Object(oid(1))))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    let mut raced = false;
+    for attempt in 0..5 {
+        let mut a = Stack::open(
+            dir.path(),
+            StackOptions {
+                lock_timeout: Some(Duration::from_secs(10)),
+                ..no_auto()
+            },
+        )
+        .unwrap();
+        let n = a.tables().len();
+        let inputs: Vec<String> = a.table_names()[n - 2..].to_vec();
+        let locks: Vec<std::path::PathBuf> = inputs
+            .iter()
+            .map(|t| dir.path().join(format!("{t}.lock")))
+            .collect();
+        let path = dir.path().to_path_buf();
+        let other = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while !locks.iter().all(|l| l.exists()) {
+                if start.elapsed() > Duration::from_secs(10) {
+                    return false;
+                }
+                std::thread::yield_now();
+            }
+            let mut b = Stack::open(
+                &path,
+                StackOptions {
+                    lock_timeout: Some(Duration::from_secs(10)),
+                    ..no_auto()
+                },
+            )
+            .unwrap();
+            add_ref(&mut b, &format!("refs/heads/other-{attempt}"), Some(2)).unwrap();
+            locks.iter().all(|l| l.exists())
+        });
+        a.compact_range(n - 2, n - 1, None, false).unwrap();
+        let during = other.join().unwrap();
+        a.reload().unwrap();
+        let names = a.table_names().to_vec();
+        assert_eq!(
+            names.len(),
+            n,
+            "two tables in, one out, one added: {names:?}"
+        );
+        assert!(!names.iter().any(|t| inputs.contains(t)), "{names:?}");
+        assert!(
+            names[n - 1] != names[n - 2]
+                && a.merged().refs().unwrap().count() == 60_000 + attempt + 1,
+            "{names:?}"
+        );
+        // The other writer's table comes after the compacted one.
+        let last = &a.tables()[n - 1];
+        assert_eq!(last.refs().unwrap().count(), 1, "{names:?}");
+        if during {
+            raced = true;
+            break;
+        }
+    }
+    assert!(
+        raced,
+        "the other writer never added while the compaction wrote"
+    );
+}
