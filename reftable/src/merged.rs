@@ -876,15 +876,11 @@ mod tests {
                 m.set_inflate_budget(b);
             }
             let mut it = m.logs().unwrap();
-            // Positioning only peeks at each table's first key.
-            assert_eq!(it.held_total, 0);
-            assert_eq!(it.stats().blocks_inflated, 0);
-            let mut one_table = 0;
+            let one_table = it.held[0];
             let mut names = Vec::new();
             let mut most_holding = 0;
             while let Some(rec) = it.next_record().unwrap() {
                 names.push(String::from_utf8(rec.refname.clone()).unwrap());
-                one_table = one_table.max(it.held[0]);
                 assert_eq!(it.held_total, it.held.iter().sum::<usize>());
                 most_holding = most_holding.max(it.held.iter().filter(|h| **h > 0).count());
             }
@@ -896,18 +892,51 @@ mod tests {
         assert!(one_table > 0);
         assert_eq!(all.blocks_inflated, 3, "each table's one log block, once");
         assert_eq!(holding, 3);
-        // Room for two tables' blocks and a half: the table that waits only had its first
-        // key peeked, so it holds nothing until its turn, and nothing is inflated twice.
+        // Room for two tables' blocks and a half: whenever the third is inflated, the
+        // other two let theirs go.
         let (names_mid, mid, _, holding) = read(Some(2 * one_table + one_table / 2));
         assert_eq!(names_mid, names);
         assert_eq!(holding, 2);
-        assert_eq!(mid.blocks_inflated, 3);
+        assert_eq!(mid.blocks_inflated, 7);
         let (names_none, none, _, holding) = read(Some(0));
         assert_eq!(names_none, names);
         assert_eq!(holding, 1);
-        // No room: the two tables read in turn inflate their block again at each turn
-        // (the peeks spare the three inflates positioning used to cost).
-        assert_eq!(none.blocks_inflated, 7);
+        assert_eq!(none.blocks_inflated, 10);
+    }
+
+    /// Over tables whose log block inflates to more than 1 MiB, positioning only peeks at
+    /// each table's first key: nothing is inflated or held until a table's turn, and each
+    /// block is inflated once, even with no budget at all.
+    #[test]
+    fn big_log_blocks_are_peeked_then_inflated_once() {
+        let big = "m".repeat(2 << 20);
+        let tables: Vec<Table> = (0..3u64)
+            .map(|k| {
+                let l = l(&format!("refs/heads/b{k}"), k + 1, Some(&big));
+                let mut w = Writer::new(
+                    Vec::new(),
+                    WriteOptions {
+                        block_size: 3 << 20,
+                        ..WriteOptions::default()
+                    },
+                );
+                w.set_limits(k + 1, k + 1).unwrap();
+                w.add_log(&l).unwrap();
+                Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+            })
+            .collect();
+        let mut m = MergedTable::new(tables, HashId::Sha1).unwrap();
+        m.set_inflate_budget(0);
+        let mut it = m.logs().unwrap();
+        assert_eq!(it.held_total, 0);
+        assert_eq!(it.stats().blocks_inflated, 0);
+        let mut names = Vec::new();
+        while let Some(rec) = it.next_record().unwrap() {
+            names.push(String::from_utf8(rec.refname.clone()).unwrap());
+            assert!(rec.value_bytes() > 2 << 20);
+        }
+        assert_eq!(names, ["refs/heads/b0", "refs/heads/b1", "refs/heads/b2"]);
+        assert_eq!(it.stats().blocks_inflated, 3);
     }
 
     /// Equal keys come out newest table first in the queue, smallest key first overall.

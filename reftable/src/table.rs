@@ -652,8 +652,8 @@ impl<R: Record> TableIter<R> {
     }
 
     /// Position like [`TableIter::seek`], except that where the seek would stop at the first
-    /// record of the first log block, only that record's key is read, from the start of
-    /// the block's zlib stream: a merged iterator queues the record by key and has
+    /// record of the first log block and that block inflates to more than 1 MiB, only that
+    /// record's key is read, from the start of the block's zlib stream: a merged iterator queues the record by key and has
     /// [`TableIter::restore_current`] inflate the block when the record comes up. Over
     /// many tables whose single log block inflates to 16 MiB, each block is then inflated
     /// once, not once to queue it and again when it is read.
@@ -684,7 +684,9 @@ impl<R: Record> TableIter<R> {
             0
         };
         let mut first = std::mem::take(&mut self.bound);
-        let peeked = peek_log_key(data, header_off, &mut first)
+        // Only blocks over KEEP_INFLATED are peeked: a smaller one is inflated in full and
+        // kept at positioning, as a peek would inflate most of it twice.
+        let peeked = peek_log_key(data, header_off, KEEP_INFLATED, &mut first)
             && first.as_slice() >= key
             && self.rec.decode(&first, 0, &[], &self.ctx).is_ok();
         self.bound = first;

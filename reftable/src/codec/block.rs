@@ -157,15 +157,22 @@ pub fn parse_block(
 /// The first key of the log block starting at `data[header_off]`, read by inflating only
 /// the start of its stream (at most [`PEEK_BYTES`]), into `key`. `false` when that cannot
 /// tell: another block type, a key longer than what was inflated, or data that the full
-/// parse would reject (it reports why). The block is not checked further: a caller uses
-/// the key to order blocks and parses the block in full before reading its records.
-pub fn peek_log_key(data: &[u8], header_off: usize, key: &mut Vec<u8>) -> bool {
+/// parse would reject (it reports why); also a block that claims to inflate to at most
+/// `min_block_len` bytes, for which a peek would cost about as much as inflating it. The
+/// block is not checked further: a caller uses the key to order blocks and parses the
+/// block in full before reading its records.
+pub fn peek_log_key(
+    data: &[u8],
+    header_off: usize,
+    min_block_len: usize,
+    key: &mut Vec<u8>,
+) -> bool {
     let body = header_off + 4;
     if data.len() <= body || BlockType::from_byte(data[header_off]) != Some(BlockType::Log) {
         return false;
     }
     let block_len = varint::be24(&data[header_off + 1..]) as usize;
-    if block_len < body + 2 {
+    if block_len < body + 2 || block_len <= min_block_len {
         return false;
     }
     let mut out = vec![0; (block_len - body).min(PEEK_BYTES)];
@@ -571,30 +578,41 @@ mod tests {
             block(0, b'g', 4 + records.len(), &zlib(&records))
         };
         let mut key = b"stale".to_vec();
-        assert!(peek_log_key(&log_block(b"refs/heads/main", 0), 0, &mut key));
+        assert!(peek_log_key(
+            &log_block(b"refs/heads/main", 0),
+            0,
+            0,
+            &mut key
+        ));
         assert_eq!(key, b"refs/heads/main");
         // The first block of a file, after its header.
         let mut first = vec![0; 24];
         first.extend_from_slice(&log_block(b"HEAD", 0));
-        assert!(peek_log_key(&first, 24, &mut key));
+        assert!(peek_log_key(&first, 24, 0, &mut key));
         assert_eq!(key, b"HEAD");
         let long = vec![b'x'; PEEK_BYTES];
-        assert!(!peek_log_key(&log_block(&long, 0), 0, &mut key));
+        assert!(!peek_log_key(&log_block(&long, 0), 0, 0, &mut key));
         assert!(peek_log_key(
             &log_block(&long[..PEEK_BYTES - 8], 0),
+            0,
             0,
             &mut key
         ));
         assert_eq!(key.len(), PEEK_BYTES - 8);
-        assert!(!peek_log_key(&log_block(b"HEAD", 3), 0, &mut key));
+        assert!(!peek_log_key(&log_block(b"HEAD", 3), 0, 0, &mut key));
         let mut not_log = log_block(b"HEAD", 0);
         not_log[0] = b'r';
-        assert!(!peek_log_key(&not_log, 0, &mut key));
+        assert!(!peek_log_key(&not_log, 0, 0, &mut key));
         // A key longer than the block says it is: not read past block_len.
         let mut short = log_block(b"refs/heads/main", 0);
         short[1..4].copy_from_slice(&[0, 0, 12]);
-        assert!(!peek_log_key(&short, 0, &mut key));
-        assert!(!peek_log_key(&block(0, b'g', 3, &zlib(&[0])), 0, &mut key));
+        assert!(!peek_log_key(&short, 0, 0, &mut key));
+        assert!(!peek_log_key(
+            &block(0, b'g', 3, &zlib(&[0])),
+            0,
+            0,
+            &mut key
+        ));
         // The smallest log block a first key fits in, at the start of a file.
         let mut records = vec![0u8];
         varint::put(&mut records, 13 << 3);
@@ -602,14 +620,19 @@ mod tests {
         records.extend_from_slice(&[0, 0, 28, 0, 1]);
         let mut tiny = vec![0; 24];
         tiny.extend_from_slice(&block(0, b'g', 28 + records.len(), &zlib(&records)));
-        assert!(peek_log_key(&tiny, 24, &mut key));
+        assert!(peek_log_key(&tiny, 24, 0, &mut key));
         assert_eq!(key.len(), 13);
         // Ref names as long as git allows (4,096 bytes and more) are peeked.
-        assert!(peek_log_key(&log_block(&[b'r'; 8000], 0), 0, &mut key));
+        assert!(peek_log_key(&log_block(&[b'r'; 8000], 0), 0, 0, &mut key));
+        // Blocks no bigger than the minimum given are not peeked.
+        let b = log_block(b"HEAD", 0);
+        let claimed = (b[1] as usize) << 16 | (b[2] as usize) << 8 | b[3] as usize;
+        assert!(peek_log_key(&b, 0, claimed - 1, &mut key));
+        assert!(!peek_log_key(&b, 0, claimed, &mut key));
         let mut damaged = log_block(b"HEAD", 0);
         damaged[4] ^= 0xff;
-        assert!(!peek_log_key(&damaged, 0, &mut key));
-        assert!(!peek_log_key(&damaged[..5], 0, &mut key));
+        assert!(!peek_log_key(&damaged, 0, 0, &mut key));
+        assert!(!peek_log_key(&damaged[..5], 0, 0, &mut key));
     }
 
     #[test]
