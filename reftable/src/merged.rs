@@ -568,6 +568,21 @@ mod tests {
         }
     }
 
+    /// A table of the one reflog entry `log` at its update index, with blocks of
+    /// `block_size` bytes (big enough for a message of megabytes).
+    fn log_table(log: &LogRecord, block_size: u32) -> Table {
+        let mut w = Writer::new(
+            Vec::new(),
+            WriteOptions {
+                block_size,
+                ..WriteOptions::default()
+            },
+        );
+        w.set_limits(log.update_index, log.update_index).unwrap();
+        w.add_log(log).unwrap();
+        Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+    }
+
     /// One reflog entry per table, each with a message of 2 MiB: the tables waiting in the
     /// queue let their messages go, so the iterator holds about two at any time, not one
     /// per table (issue 13: 100 such tables took 1.6 GB).
@@ -576,17 +591,10 @@ mod tests {
         let big = "m".repeat(2 << 20);
         let tables: Vec<Table> = (0..12u64)
             .map(|i| {
-                let mut w = Writer::new(
-                    Vec::new(),
-                    WriteOptions {
-                        block_size: 4 << 20,
-                        ..WriteOptions::default()
-                    },
-                );
-                w.set_limits(i + 1, i + 1).unwrap();
-                w.add_log(&l(&format!("refs/heads/b{:02}", i % 4), i + 1, Some(&big)))
-                    .unwrap();
-                Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
+                log_table(
+                    &l(&format!("refs/heads/b{:02}", i % 4), i + 1, Some(&big)),
+                    4 << 20,
+                )
             })
             .collect();
         let mut m = MergedTable::new(tables, HashId::Sha1).unwrap();
@@ -911,19 +919,7 @@ mod tests {
     fn big_log_blocks_are_peeked_then_inflated_once() {
         let big = "m".repeat(2 << 20);
         let tables: Vec<Table> = (0..3u64)
-            .map(|k| {
-                let l = l(&format!("refs/heads/b{k}"), k + 1, Some(&big));
-                let mut w = Writer::new(
-                    Vec::new(),
-                    WriteOptions {
-                        block_size: 3 << 20,
-                        ..WriteOptions::default()
-                    },
-                );
-                w.set_limits(k + 1, k + 1).unwrap();
-                w.add_log(&l).unwrap();
-                Table::from_bytes("t.ref", w.finish().unwrap()).unwrap()
-            })
+            .map(|k| log_table(&l(&format!("refs/heads/b{k}"), k + 1, Some(&big)), 3 << 20))
             .collect();
         let mut m = MergedTable::new(tables, HashId::Sha1).unwrap();
         m.set_inflate_budget(0);

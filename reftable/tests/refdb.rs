@@ -805,28 +805,21 @@ fn duplicates_through_symrefs_and_ids_of_the_other_hash() {
     )
     .unwrap();
     let tables = d.stack().tables().len();
-    let r = refusal(tx(
-        &mut d,
-        &[
-            RefUpdate::update("refs/heads/s1", id(2), None),
-            RefUpdate::update("refs/heads/s2", id(3), None),
-        ],
-    ));
-    assert!(
-        matches!(&r, Refusal::Duplicate { name, via: Some(_) } if name == b"refs/heads/t"),
-        "{r:?}"
-    );
-    let r = refusal(tx(
-        &mut d,
-        &[
-            RefUpdate::update("HEAD", id(2), None),
-            RefUpdate::update("refs/heads/main", id(3), None),
-        ],
-    ));
-    assert!(
-        matches!(&r, Refusal::Duplicate { name, via: Some(_) } if name == b"refs/heads/main"),
-        "{r:?}"
-    );
+    // Both through symrefs to refs/heads/t; through HEAD and directly to refs/heads/main.
+    for (first, second, twice) in [
+        ("refs/heads/s1", "refs/heads/s2", &b"refs/heads/t"[..]),
+        ("HEAD", "refs/heads/main", b"refs/heads/main"),
+    ] {
+        let updates = [
+            RefUpdate::update(first, id(2), None),
+            RefUpdate::update(second, id(3), None),
+        ];
+        let r = refusal(tx(&mut d, &updates));
+        assert!(
+            matches!(&r, Refusal::Duplicate { name, via: Some(_) } if name == twice),
+            "{r:?}"
+        );
+    }
     let r = refusal(tx(
         &mut d,
         &[

@@ -26,11 +26,28 @@ fn no_auto() -> StackOptions {
     }
 }
 
+/// Without auto-compaction, waiting up to 10 s for a lock another writer holds.
+fn waiting() -> StackOptions {
+    StackOptions {
+        lock_timeout: Some(Duration::from_secs(10)),
+        ..no_auto()
+    }
+}
+
 fn add_ref(st: &mut Stack, name: &str, value: Option<u8>) -> reftable::Result<()> {
     st.add(|w, ui| {
         w.set_limits(ui, ui)?;
         let v = value.map_or(RefValue::Deletion, |b| RefValue::Object(oid(b)));
         w.add_ref(&RefRecord::new(name, ui, v))
+    })
+}
+
+/// Add one table: `name` at `oid(1)` and a reflog entry for it with `msg`.
+fn add_ref_and_log(st: &mut Stack, name: &str, msg: &str) -> reftable::Result<()> {
+    st.add(|w, ui| {
+        w.set_limits(ui, ui)?;
+        w.add_ref(&RefRecord::new(name, ui, RefValue::Object(oid(1))))?;
+        w.add_log(&log(name, ui, 10, msg))
     })
 }
 
@@ -797,16 +814,7 @@ fn compaction_counts_the_log_entries_it_writes() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Stack::open(dir.path(), no_auto()).unwrap();
     for i in 0..2u64 {
-        st.add(|w, ui| {
-            w.set_limits(ui, ui)?;
-            w.add_ref(&RefRecord::new(
-                format!("refs/heads/r{i}"),
-                ui,
-                RefValue::Object(oid(1)),
-            ))?;
-            w.add_log(&log(&format!("refs/heads/r{i}"), ui, 10, "m\n"))
-        })
-        .unwrap();
+        add_ref_and_log(&mut st, &format!("refs/heads/r{i}"), "m\n").unwrap();
     }
     st.compact_all(None).unwrap();
     assert_eq!(st.compaction_stats().entries_written, 4);
@@ -885,16 +893,7 @@ fn tables_of_one_addition_keep_their_indexes_apart() {
 fn auto_compaction_reports_a_damaged_table() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Stack::open(dir.path(), no_auto()).unwrap();
-    st.add(|w, ui| {
-        w.set_limits(ui, ui)?;
-        w.add_ref(&RefRecord::new(
-            "refs/heads/a",
-            ui,
-            RefValue::Object(oid(1)),
-        ))?;
-        w.add_log(&log("refs/heads/a", ui, 10, &"x".repeat(3000)))
-    })
-    .unwrap();
+    add_ref_and_log(&mut st, "refs/heads/a", &"x".repeat(3000)).unwrap();
     // Damage the compressed log data; the table still opens.
     let path = dir.path().join(&st.table_names()[0]);
     let mut bytes = std::fs::read(&path).unwrap();
@@ -902,17 +901,7 @@ fn auto_compaction_reports_a_damaged_table() {
     bytes[at] ^= 0x55;
     std::fs::write(&path, &bytes).unwrap();
     let mut st = Stack::open(dir.path(), opts()).unwrap();
-    let e = st
-        .add(|w, ui| {
-            w.set_limits(ui, ui)?;
-            w.add_ref(&RefRecord::new(
-                "refs/heads/b",
-                ui,
-                RefValue::Object(oid(2)),
-            ))?;
-            w.add_log(&log("refs/heads/b", ui, 10, &"y".repeat(3000)))
-        })
-        .unwrap_err();
+    let e = add_ref_and_log(&mut st, "refs/heads/b", &"y".repeat(3000)).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::Zlib | ErrorKind::Format),
         "{:?}: {e}",
@@ -945,14 +934,7 @@ fn a_compaction_splices_its_table_into_a_list_changed_meanwhile() {
     }
     let mut raced = false;
     for attempt in 0..5 {
-        let mut a = Stack::open(
-            dir.path(),
-            StackOptions {
-                lock_timeout: Some(Duration::from_secs(10)),
-                ..no_auto()
-            },
-        )
-        .unwrap();
+        let mut a = Stack::open(dir.path(), waiting()).unwrap();
         let n = a.tables().len();
         let inputs: Vec<String> = a.table_names()[n - 2..].to_vec();
         let locks: Vec<std::path::PathBuf> = inputs
@@ -968,14 +950,7 @@ fn a_compaction_splices_its_table_into_a_list_changed_meanwhile() {
                 }
                 std::thread::yield_now();
             }
-            let mut b = Stack::open(
-                &path,
-                StackOptions {
-                    lock_timeout: Some(Duration::from_secs(10)),
-                    ..no_auto()
-                },
-            )
-            .unwrap();
+            let mut b = Stack::open(&path, waiting()).unwrap();
             add_ref(&mut b, &format!("refs/heads/other-{attempt}"), Some(2)).unwrap();
             locks.iter().all(|l| l.exists())
         });
