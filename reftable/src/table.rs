@@ -221,6 +221,20 @@ impl Table {
         self.inner.bytes.as_slice()
     }
 
+    /// The bytes from the block at `offset` to the footer, and how many of them before the
+    /// block header are the file header (the first block's); `None` at or past the footer.
+    pub(crate) fn blocks_from(&self, offset: u64) -> Option<(&[u8], usize)> {
+        let info = self.info();
+        if offset >= info.footer_offset {
+            return None;
+        }
+        let header_off = if offset == 0 { info.header_size() } else { 0 };
+        Some((
+            &self.bytes()[offset as usize..info.footer_offset as usize],
+            header_off,
+        ))
+    }
+
     /// The hash of the table's object ids.
     pub fn hash(&self) -> HashId {
         self.inner.info.hash
@@ -673,15 +687,8 @@ impl<R: Record> TableIter<R> {
         if !sec.present || (sec.index_offset != 0 && !key.is_empty()) {
             return Ok(false);
         }
-        let info = table.info();
-        if sec.offset >= info.footer_offset {
+        let Some((data, header_off)) = table.blocks_from(sec.offset) else {
             return Ok(false);
-        }
-        let data = &table.bytes()[sec.offset as usize..info.footer_offset as usize];
-        let header_off = if sec.offset == 0 {
-            info.header_size()
-        } else {
-            0
         };
         let mut first = std::mem::take(&mut self.bound);
         // Only blocks over KEEP_INFLATED are peeked: a smaller one is inflated in full and
@@ -794,12 +801,10 @@ impl<R: Record> TableIter<R> {
         want: Option<BlockType>,
         use_spare: bool,
     ) -> Result<Option<BlockInfo>> {
-        let info = self.table.info();
-        if offset >= info.footer_offset {
+        let Some((data, header_off)) = self.table.blocks_from(offset) else {
             return Ok(None);
-        }
-        let data = &self.table.bytes()[offset as usize..info.footer_offset as usize];
-        let header_off = if offset == 0 { info.header_size() } else { 0 };
+        };
+        let info = self.table.info();
         let buf = if use_spare {
             &mut self.spare
         } else {

@@ -92,15 +92,10 @@ impl BlockWalk {
         // A table of only a header and a footer (92 bytes for version 1, which git
         // accepts) has no block at all.
         let empty = info.footer_offset <= info.header_size() as u64;
-        if self.done || empty || self.offset >= info.footer_offset {
+        if self.done || empty {
             return None;
         }
-        let data = &self.table.bytes()[self.offset as usize..info.footer_offset as usize];
-        let header_off = if self.offset == 0 {
-            info.header_size()
-        } else {
-            0
-        };
+        let (data, header_off) = self.table.blocks_from(self.offset)?;
         match parse_block(
             data,
             self.offset,
