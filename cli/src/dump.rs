@@ -11,9 +11,10 @@ use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
-use reftable::{BlockWalk, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Table};
+use reftable::{IndexRecord, ObjRecord, Record, RefRecord, Table};
 
 use crate::path::{self, Target};
+use crate::scratch::Scratch;
 use crate::text::{show_bytes, show_log_key, write_log, write_ref};
 use crate::{CliError, CliResult};
 use reftable::walk::{self, DecodedRecord as Decoded};
@@ -91,15 +92,6 @@ fn print_records<R: Record>(
     }))
 }
 
-/// Buffers reused from table to table: a log block can inflate to 16 MiB, and a reflog
-/// message (and so its line) can be as big.
-#[derive(Default)]
-struct Scratch {
-    walk: Option<BlockWalk>,
-    log: LogRecord,
-    line: Vec<u8>,
-}
-
 /// Print every block of a table and its records. Returns the first problem met.
 fn dump_blocks(
     out: &mut impl Write,
@@ -108,13 +100,7 @@ fn dump_blocks(
 ) -> Result<Option<String>, CliError> {
     let mut first_err = None;
     let mut data_type = BlockType::Ref;
-    let walk = match &mut scratch.walk {
-        Some(w) => {
-            w.restart(t.clone());
-            w
-        }
-        None => scratch.walk.insert(t.blocks()),
-    };
+    let mut walk = scratch.take_walk(t);
     let line = &mut scratch.line;
     while let Some(next) = walk.next_block() {
         let (b, data) = match next {
@@ -218,6 +204,7 @@ fn dump_blocks(
             first_err.get_or_insert(e);
         }
     }
+    scratch.keep_walk(walk);
     Ok(first_err)
 }
 

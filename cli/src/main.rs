@@ -26,6 +26,7 @@ mod logs;
 mod path;
 mod reencode;
 mod refs;
+mod scratch;
 mod stat;
 mod text;
 mod verify;

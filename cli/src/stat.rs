@@ -12,9 +12,10 @@ use reftable::codec::format::BlockType;
 use reftable::refdb::is_existence_marker;
 use reftable::stack::suggest_compaction_segment;
 use reftable::walk::{for_each_record, for_each_record_in, locate};
-use reftable::{BlockWalk, IndexRecord, LogRecord, Record, RefRecord, Table};
+use reftable::{IndexRecord, Record, RefRecord, Table};
 
 use crate::path::{self, Target};
+use crate::scratch::Scratch;
 use crate::CliResult;
 
 /// Blocks of one section.
@@ -52,18 +53,15 @@ impl Layout {
 /// Count the blocks of each section (index blocks belong to the data blocks before them) and
 /// the index levels, by descending from each section's root along first entries; and the
 /// records of the ref and log blocks, from the same walk (each log block inflated once).
-/// `walk` and `log` are reused from table to table: their buffers can be 16 MiB.
-fn layout_and_counts(
-    t: &Table,
-    walk: &mut BlockWalk,
-    log: &mut LogRecord,
-) -> reftable::Result<(Layout, Counts)> {
+/// `scratch`'s buffers are reused from table to table.
+fn layout_and_counts(t: &Table, scratch: &mut Scratch) -> reftable::Result<(Layout, Counts)> {
     let mut out = Layout::default();
     let mut counts = Counts::default();
     let mut blocks: BTreeMap<u64, BlockInfo> = BTreeMap::new();
     let mut data_type = BlockType::Ref;
     let ctx = t.codec_context();
-    walk.restart(t.clone());
+    let mut walk = scratch.take_walk(t);
+    let log = &mut scratch.log;
     while let Some(b) = walk.next_block() {
         let (b, data) = b?;
         let problem = match b.block_type {
@@ -87,6 +85,7 @@ fn layout_and_counts(
         }
         blocks.insert(b.offset, b);
     }
+    scratch.keep_walk(walk);
     let info = t.info();
     for (ty, sec) in [
         (BlockType::Ref, info.refs),
@@ -186,12 +185,10 @@ pub fn run(p: &Path) -> CliResult {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut total = Counts::default();
     let mut bytes = 0u64;
-    let mut walk = None;
-    let mut log = LogRecord::default();
+    let mut scratch = Scratch::default();
     for (name, t) in opened.names.iter().zip(opened.tables()) {
         let i = t.info();
-        let walk = walk.get_or_insert_with(|| t.blocks());
-        let (l, c) = layout_and_counts(t, walk, &mut log)?;
+        let (l, c) = layout_and_counts(t, &mut scratch)?;
         total.refs += c.refs;
         total.ref_tombstones += c.ref_tombstones;
         total.logs += c.logs;

@@ -15,15 +15,9 @@ impl TableChecker<'_> {
     /// (each log block is inflated once). `sections` are the ranges the footer gives. Returns
     /// the blocks and whether the walk reached the footer.
     pub(super) fn walk(&mut self, sections: &[SectionRange]) -> (Vec<BlockInfo>, bool) {
-        let mut walk = match self.s.walk.take() {
-            Some(mut w) => {
-                w.restart(self.t.clone());
-                w
-            }
-            None => self.t.blocks(),
-        };
+        let mut walk = self.s.take_walk(self.t);
         let r = self.walk_with(&mut walk, sections);
-        self.s.walk = Some(walk);
+        self.s.keep_walk(walk);
         r
     }
 

@@ -37,9 +37,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reftable::codec::format::BlockType;
-use reftable::{BlockWalk, LogRecord, Table};
+use reftable::Table;
 
 use crate::path::{self, Target};
+use crate::scratch::Scratch;
 use crate::{CliError, CliResult};
 use records::Collected;
 use report::Report;
@@ -68,14 +69,6 @@ struct TableChecker<'a> {
     r: Report,
     c: Collected,
     s: &'a mut Scratch,
-}
-
-/// Buffers reused from table to table: a log block can inflate to 16 MiB, and a reflog
-/// message can be as big; a fresh one per table costs thousands of page faults.
-#[derive(Default)]
-pub(super) struct Scratch {
-    walk: Option<BlockWalk>,
-    log: LogRecord,
 }
 
 impl TableChecker<'_> {

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use reftable::HashId;
 
+use super::check_file;
 use super::report::{Problem, Report};
-use super::{check_file, Scratch};
 use crate::path;
+use crate::scratch::Scratch;
 use crate::text::show_bytes;
 use crate::CliError;
 
