@@ -417,10 +417,14 @@ impl<R: Record> MergedIter<R> {
     /// Heap bytes the table iterators hold in inflated log blocks and decoded values.
     #[cfg(test)]
     fn held_bytes(&self) -> usize {
-        self.iters
-            .iter()
-            .map(|t| t.inflated_bytes() + t.current().value_bytes())
-            .sum()
+        (0..self.iters.len()).map(|i| self.held_by(i)).sum()
+    }
+
+    /// Heap bytes table `i`'s iterator holds: its inflated log block and current value.
+    #[cfg(test)]
+    fn held_by(&self, i: usize) -> usize {
+        let t = &self.iters[i];
+        t.inflated_bytes() + t.current().value_bytes()
     }
 
     /// The record the last [`MergedIter::next_record`] returned, if it returned one.
@@ -912,9 +916,9 @@ mod tests {
         assert_eq!(none.blocks_inflated, 10);
     }
 
-    /// The budget's bookkeeping is what the table iterators really hold (inflated blocks and
-    /// decoded messages), after every record and after seeking again, with and without
-    /// evictions.
+    /// The budget's bookkeeping adds up, with and without evictions, after every record and
+    /// after seeking again; with nothing evicted, each table that has a record is charged what
+    /// its iterator holds (inflated block and decoded message).
     #[test]
     fn held_bytes_are_accounted_across_reads_and_seeks() {
         let long = "m".repeat(700);
@@ -938,9 +942,7 @@ mod tests {
                     // is charged its inflated block and that record's message.
                     let live = it.heap.iter().map(|h| h.index).chain(it.advance);
                     for i in live {
-                        let t = &it.iters[i];
-                        let held = t.inflated_bytes() + t.current().value_bytes();
-                        assert_eq!(it.held[i], held, "table {i}, {at}");
+                        assert_eq!(it.held[i], it.held_by(i), "table {i}, {at}");
                     }
                 }
             };
