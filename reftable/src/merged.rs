@@ -330,29 +330,39 @@ impl<R: Record> MergedIter<R> {
         }
         let next = self.iters[i]
             .recycle_with(&mut self.pool_buf, &mut self.pool_rec, |it| it.next_key())?;
-        // Inflated blocks and decoded values (a reflog message can be as big as its block).
-        let it = &self.iters[i];
-        let now = it.inflated_bytes() + if next { it.current().value_bytes() } else { 0 };
+        self.charge(i);
+        Ok(next)
+    }
+
+    /// Charge table `i` what its iterator holds now (an ended one too: its last record
+    /// until it is evicted). Past the budget, the other iterators let go of their inflated
+    /// blocks and big values, and are charged the small record each may keep.
+    fn charge(&mut self, i: usize) {
+        let now = self.iters[i].held_bytes();
         self.held_total = self.held_total - self.held[i] + now;
         self.held[i] = now;
         if self.held_total > self.inflate_budget {
             for (j, it) in self.iters.iter_mut().enumerate() {
                 if j != i && self.held[j] > 0 {
                     it.evict_inflated();
-                    self.held_total -= self.held[j];
-                    self.held[j] = 0;
+                    let kept = it.held_bytes();
+                    self.held_total = self.held_total - self.held[j] + kept;
+                    self.held[j] = kept;
                 }
             }
         }
-        Ok(next)
     }
 
     /// Decode table `i`'s current record in full again if its value was let go, or for the
-    /// first time if only its key was peeked.
+    /// first time if only its key was peeked, and charge what that inflated.
     fn restore(&mut self, i: usize) -> Result<()> {
         self.iters[i].recycle_with(&mut self.pool_buf, &mut self.pool_rec, |it| {
             it.restore_current()
-        })
+        })?;
+        if R::BLOCK_TYPE == BlockType::Log {
+            self.charge(i);
+        }
+        Ok(())
     }
 
     /// Position the iterator at the first key `>= key` again, reusing every table
@@ -894,7 +904,8 @@ mod tests {
             while let Some(rec) = it.next_record().unwrap() {
                 names.push(String::from_utf8(rec.refname.clone()).unwrap());
                 assert_eq!(it.held_total, it.held.iter().sum::<usize>());
-                most_holding = most_holding.max(it.held.iter().filter(|h| **h > 0).count());
+                let inflated = it.iters.iter().filter(|t| t.inflated_bytes() > 0).count();
+                most_holding = most_holding.max(inflated);
             }
             (names, it.stats(), one_table, most_holding)
         };
@@ -917,8 +928,8 @@ mod tests {
     }
 
     /// The budget's bookkeeping adds up, with and without evictions, after every record and
-    /// after seeking again; with nothing evicted, each table that has a record is charged what
-    /// its iterator holds (inflated block and decoded message).
+    /// after seeking again: each table is charged exactly what its iterator holds (inflated
+    /// block and decoded message), ended and evicted tables included.
     #[test]
     fn held_bytes_are_accounted_across_reads_and_seeks() {
         let long = "m".repeat(700);
@@ -937,27 +948,42 @@ mod tests {
             let mut it = m.logs().unwrap();
             let check = |it: &MergedIter<LogRecord>, at: &str| {
                 assert_eq!(it.held_total, it.held.iter().sum::<usize>(), "{at}");
-                if budget == usize::MAX {
-                    // Nothing evicted: each table with a record (queued or just returned)
-                    // is charged its inflated block and that record's message.
-                    let live = it.heap.iter().map(|h| h.index).chain(it.advance);
-                    for i in live {
-                        assert_eq!(it.held[i], it.held_by(i), "table {i}, {at}");
-                    }
+                // Each table is charged its inflated block and the message of its current
+                // record (for an ended table, its last one); an evicted one holds nothing.
+                for i in 0..it.iters.len() {
+                    assert_eq!(it.held[i], it.held_by(i), "table {i}, {at}");
+                }
+            };
+            // With no budget, every record's table evicts the others: an ended table, whose
+            // last record nothing reads again, keeps nothing.
+            let ended_hold_nothing = |it: &MergedIter<LogRecord>, at: &str| {
+                let mut live: Vec<usize> = it.heap.iter().map(|h| h.index).collect();
+                live.extend(it.advance);
+                for i in (0..it.iters.len()).filter(|i| !live.contains(i)) {
+                    assert_eq!(it.held_by(i), 0, "ended table {i}, {at}");
                 }
             };
             check(&it, "positioned");
+            let mut ended_seen = 0;
             for (k, key) in ["refs/b", "refs/a", "refs/c1", "refs/"].iter().enumerate() {
                 let mut n = 0;
                 while it.next_record().unwrap().is_some() {
                     n += 1;
-                    check(&it, &format!("record {n} after seek {k}"));
+                    let at = format!("record {n} after seek {k}");
+                    check(&it, &at);
+                    if budget == 0 {
+                        ended_hold_nothing(&it, &at);
+                        ended_seen += it.iters.len() - it.heap.len() - 1;
+                    }
                     if n == 4 {
                         break;
                     }
                 }
                 it.seek(key.as_bytes()).unwrap();
                 check(&it, &format!("seek {k} to {key}"));
+            }
+            if budget == 0 {
+                assert!(ended_seen >= 3, "only {ended_seen} ended tables checked");
             }
         }
     }

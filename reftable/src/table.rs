@@ -529,6 +529,12 @@ impl<R: Record> TableIter<R> {
         self.inflated.capacity() + self.spare.capacity()
     }
 
+    /// Heap bytes a merged iterator's budget charges this iterator: its inflated log data
+    /// and the value of its current record (a reflog message can be as big as its block).
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.inflated_bytes() + self.rec.value_bytes()
+    }
+
     /// Let go of the inflated log data; the current block is inflated again when the
     /// iterator reads on. For merged iterators keeping memory within a budget.
     pub(crate) fn evict_inflated(&mut self) {
@@ -540,8 +546,12 @@ impl<R: Record> TableIter<R> {
         self.inflated = Vec::new();
         self.spare = Vec::new();
         // A waiting record with a big value (a 16 MiB reflog message) goes too: a merged
-        // iterator over many tables then holds one such record, not one per table.
-        if self.block.is_some() && self.rec.value_bytes() > KEEP_INFLATED {
+        // iterator over many tables then holds one such record, not one per table. An
+        // ended iterator's last record, which nothing reads before the next seek, goes
+        // whatever its size.
+        if self.done {
+            self.rec = R::default();
+        } else if self.block.is_some() && self.rec.value_bytes() > KEEP_INFLATED {
             self.rec = R::default();
             self.rec_evicted = true;
         }
