@@ -1279,9 +1279,17 @@ mod tests {
         );
         let cached = t.stats().index_entries_cached;
         let fresh = write(&all, &[], opts);
-        for _ in 0..=LEAF_INDEX_AFTER {
+        // Exactly LEAF_INDEX_AFTER seeks descend block by block; the next one builds it.
+        for k in 0..=LEAF_INDEX_AFTER {
+            let built = fresh.stats().index_entries_cached;
+            assert_eq!(built, 0, "leaf index built before indexed seek {k}");
             lookup(&fresh, b"refs/heads/b00000");
         }
+        assert_eq!(
+            fresh.stats().index_entries_cached,
+            cached,
+            "built by seek {LEAF_INDEX_AFTER}"
+        );
         for (n, (want, slow)) in names.iter().zip(&descent) {
             let (got, fast) = lookup(&fresh, n);
             assert_eq!(&got, want, "{}", String::from_utf8_lossy(n));
