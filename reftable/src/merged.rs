@@ -1011,6 +1011,64 @@ mod tests {
         assert_eq!(it.stats().blocks_inflated, 3);
     }
 
+    /// A big reflog message that is the last record of its block: the block is let go as
+    /// soon as the record is decoded, and with no budget the record goes too while the
+    /// other table's record is returned. It is decoded again, from a fresh inflate of its
+    /// block, when its turn comes.
+    #[test]
+    fn a_big_last_record_let_go_is_decoded_again() {
+        let big = "x".repeat(3 << 19);
+        let mut w = Writer::new(
+            Vec::new(),
+            WriteOptions {
+                block_size: 4 << 20,
+                ..WriteOptions::default()
+            },
+        );
+        w.set_limits(1, 1).unwrap();
+        w.add_log(&l("refs/m", 1, Some("m"))).unwrap();
+        w.add_log(&l("refs/x", 1, Some(&big))).unwrap();
+        let with_big = Table::from_bytes("big.ref", w.finish().unwrap()).unwrap();
+        let small = table(&[], &[l("refs/a", 2, Some("a")), l("refs/n", 2, Some("n"))]);
+        let decoded_unlimited = {
+            let m = MergedTable::new(vec![with_big.clone(), small.clone()], HashId::Sha1);
+            let mut it = m.unwrap().logs().unwrap();
+            let mut n = 0;
+            while it.next_record().unwrap().is_some() {
+                n += 1;
+            }
+            assert_eq!(n, 4);
+            it.stats().records_decoded
+        };
+        let mut m = MergedTable::new(vec![with_big, small], HashId::Sha1).unwrap();
+        m.set_inflate_budget(0);
+        let mut it = m.logs().unwrap();
+        let mut got = Vec::new();
+        while let Some(rec) = it.next_record().unwrap() {
+            let name = String::from_utf8(rec.refname.clone()).unwrap();
+            let LogValue::Update(u) = &rec.value else {
+                panic!("{name}: a deletion");
+            };
+            got.push((name.clone(), u.message.len()));
+            if name == "refs/n" {
+                // refs/x waits in the queue: its message was let go.
+                assert_eq!(it.held_by(0), 0, "the big table while refs/n is read");
+            }
+        }
+        let want = [
+            ("refs/a", 2),
+            ("refs/m", 2),
+            ("refs/n", 2),
+            ("refs/x", (3 << 19) + 1),
+        ];
+        let want: Vec<(String, usize)> = want.iter().map(|(n, l)| (n.to_string(), *l)).collect();
+        assert_eq!(got, want);
+        // Each table's block once, and the big one again for refs/x, whose record is
+        // decoded once more than without a budget.
+        assert_eq!(it.stats().blocks_inflated, 3);
+        assert_eq!(it.stats().records_decoded, decoded_unlimited + 1);
+    }
+
     /// Equal keys come out newest table first in the queue, smallest key first overall.
     #[test]
     fn queue_order() {

@@ -1395,6 +1395,72 @@ mod tests {
         t
     }
 
+    /// Four log blocks that each inflate to over `KEEP_INFLATED`, so the section has an
+    /// index. A full scan starts at the section start and is positioned lazily (nothing
+    /// inflated); a lookup by key goes through the index and never peeks at the first
+    /// block, even for a key at or before the first record (peeking would add a partial
+    /// inflate to every indexed lookup).
+    #[test]
+    fn an_indexed_log_section_is_peeked_only_by_full_scans() {
+        let opts = WriteOptions {
+            block_size: 3 << 20,
+            ..WriteOptions::default()
+        };
+        let logs: Vec<LogRecord> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| log(&format!("refs/heads/{n}"), 2 << 20))
+            .collect();
+        let t = write(&[], &logs, opts);
+        assert_ne!(t.info().logs.index_offset, 0, "four blocks are indexed");
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        assert_eq!(
+            it.stats().blocks_inflated,
+            0,
+            "a full scan positions lazily"
+        );
+        assert_eq!(
+            name_and_size(it.next_record().unwrap()).map(|(n, _)| n),
+            Some("refs/heads/a".to_string())
+        );
+        for name in ["refs/heads/", "refs/heads/a"] {
+            let mut key = Vec::new();
+            log(name, 0).write_key(&mut key);
+            let mut it = t.unpositioned::<LogRecord>().unwrap();
+            it.seek_lazy(&key).unwrap();
+            assert_eq!(it.stats().blocks_inflated, 1, "{name}: through the index");
+            assert_eq!(
+                name_and_size(it.next_record().unwrap()).map(|(n, _)| n),
+                Some("refs/heads/a".to_string())
+            );
+        }
+    }
+
+    /// Seeking through a multi-level index: each index level costs a binary search in its
+    /// block and one comparison against the parent entry's key, and the ref block one
+    /// more (its first key against the entry's). Exact totals of the work, as the
+    /// complexity baseline holds them, for fewer seeks than build the leaf index.
+    #[test]
+    fn indexed_seek_comparisons() {
+        let opts = WriteOptions {
+            block_size: 256,
+            ..WriteOptions::default()
+        };
+        let all = refs(3000);
+        let t = write(&all, &[], opts);
+        assert_ne!(t.info().refs.index_offset, 0);
+        let before = t.stats();
+        let picked: Vec<&RefRecord> = all.iter().step_by(50).collect();
+        assert!(picked.len() as u32 <= LEAF_INDEX_AFTER);
+        for r in &picked {
+            let mut it = t.seek_ref(&r.refname).unwrap();
+            assert_eq!(it.next_record().unwrap().unwrap().refname, r.refname);
+        }
+        let work = t.stats().since(before);
+        assert_eq!(work.index_entries_cached, 0, "no leaf index yet");
+        assert_eq!((work.blocks_read, work.key_comparisons), (180, 1481));
+    }
+
     /// What a record is, without printing megabytes when a test fails.
     fn name_and_size(r: Option<&LogRecord>) -> Option<(String, usize)> {
         r.map(|l| {

@@ -879,11 +879,45 @@ mod tests {
         // Prefix longer than the previous key.
         let mut short = b"ab".to_vec();
         assert!(decode_key(&enc, &mut short).is_err());
-        // Empty key.
+        // Empty key, first in a block or after another key; a key equal to the one
+        // before it (all prefix, no suffix) does not sort after it.
         assert_eq!(decode_key(&[0, 0], &mut Vec::new()), Err("empty key"));
+        assert_eq!(decode_key(&[0, 0], &mut b"abc".to_vec()), Err("empty key"));
+        assert_eq!(
+            decode_key(&[3, 0], &mut b"abc".to_vec()),
+            Err("key does not sort after the previous key")
+        );
         // Suffix past the end.
         assert!(decode_key(&[0, 0x50, b'a'], &mut Vec::new()).is_err());
         let _ = HashId::Sha1;
+    }
+
+    /// What a merged iterator's budget charges for a reflog entry: the capacity of its
+    /// message, name and email together; nothing for a deletion or another record type.
+    #[test]
+    fn value_bytes_sum_the_log_strings() {
+        let with = |message: usize, name: usize, email: usize| LogRecord {
+            refname: b"refs/heads/main".to_vec(),
+            update_index: 1,
+            value: LogValue::Update(LogUpdate {
+                message: Vec::with_capacity(message),
+                name: Vec::with_capacity(name),
+                email: Vec::with_capacity(email),
+                ..Default::default()
+            }),
+        };
+        let r = with(5, 3, 4);
+        let LogValue::Update(u) = &r.value else {
+            unreachable!()
+        };
+        let caps = u.message.capacity() + u.name.capacity() + u.email.capacity();
+        assert!(caps >= 12);
+        assert_eq!(r.value_bytes(), caps);
+        let deletion = LogRecord {
+            value: LogValue::Deletion,
+            ..r.clone()
+        };
+        assert_eq!(deletion.value_bytes(), 0);
     }
 
     /// A key that does not sort after the one before it (damage the gate's damaged-stack
