@@ -14,7 +14,13 @@ reason they cannot be caught.
 Prints Markdown: one row per file, the totals, the score caught / (caught + missed), the
 equivalent mutants and the missed ones (each needs a killing test or a reason).
 
-Usage: ci/mutants-summary.py DIR...   (default target/mutants/all)
+With --current FILE (the mutant list of the tree being summarized, `cargo mutants --list`),
+results of runs on earlier trees are carried over to the current one by function and
+mutation (the n-th "replace < with <= in f" of a file stays the n-th), so lines that moved
+do not count twice; a mutant that is gone is dropped. Give the runs on the current tree
+(targeted re-runs after edits) last.
+
+Usage: ci/mutants-summary.py [--current FILE] DIR...   (default target/mutants/all)
 """
 import json
 import os
@@ -58,23 +64,52 @@ def outcomes(stage):
     return got
 
 
-def main(dirs):
+def stable_keys(names):
+    """name -> (name without its line:col, how many such names came before it)."""
+    seen = defaultdict(int)
+    out = {}
+    for n in names:
+        base = re.sub(r":[0-9]+:[0-9]+:", ":", n, count=1)
+        out[n] = (base, seen[base])
+        seen[base] += 1
+    return out
+
+
+def read_list(path):
+    return [l.strip() for l in open(path) if l.strip()]
+
+
+def main(args):
+    current = None
+    if args[:1] == ["--current"]:
+        current = read_list(args[1])
+        args = args[2:]
+    dirs = args or ["target/mutants/all"]
+    by_key = {k: n for n, k in stable_keys(current).items()} if current else {}
     outcome = {}
     walls = []
-    listed = set()
+    listed = set(current or [])
     for d in dirs:
+        a = os.path.join(d, "all-mutants.txt")
+        rename = None
+        if current and os.path.exists(a):
+            rename = {n: by_key.get(k) for n, k in stable_keys(read_list(a)).items()}
+        elif not current and os.path.exists(a):
+            listed.update(read_list(a))
+
+        def now(m):
+            return rename.get(m) if rename is not None else m
+
         stage1 = d if os.path.exists(os.path.join(d, "outcomes.json")) else os.path.join(d, "stage1")
         for m, kind in outcomes(stage1).items():
-            outcome[m] = kind
+            if now(m):
+                outcome[now(m)] = kind
         for m, kind in outcomes(os.path.join(d, "stage2")).items():
-            if kind == "caught" and outcome.get(m) == "missed":
-                outcome[m] = "caught (gate)"
+            if now(m) and kind == "caught" and outcome.get(now(m)) == "missed":
+                outcome[now(m)] = "caught (gate)"
         w = os.path.join(d, "wall-time.txt")
         if os.path.exists(w):
             walls.append(open(w).read().strip())
-        a = os.path.join(d, "all-mutants.txt")
-        if os.path.exists(a):
-            listed.update(l.strip() for l in open(a) if l.strip())
     if listed:
         outcome = {m: k for m, k in outcome.items() if m in listed}
     eq = equivalents()
@@ -134,4 +169,4 @@ def main(dirs):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["target/mutants/all"])
+    main(sys.argv[1:])

@@ -879,3 +879,72 @@ fn a_plain_ref_becomes_a_symref() {
         reftable::RefValue::Symref(b"refs/heads/main".to_vec())
     );
 }
+
+/// Shapes no other library test tried (the mutation pass's survivors): `transaction_iter`
+/// commits; updates with different messages in one transaction keep their own; an update
+/// that writes a ref and no reflog is not an empty transaction; a deletion's log
+/// tombstones are counted; a tombstone under `name/` does not block creating `name`.
+#[test]
+fn transaction_shapes_the_mutation_pass_found_untried() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    let updates = vec![
+        RefUpdate::create("refs/heads/a", id(1)).message("first"),
+        RefUpdate::create("refs/heads/b", id(2)).message("second"),
+        RefUpdate::create("refs/heads/c", id(3)).message("first"),
+    ];
+    d.transaction_iter(updates, &me(), &AssumeCommits).unwrap();
+    let message = |d: &RefDb, name: &[u8]| match &log(d, name)[..] {
+        [reftable::LogRecord {
+            value: reftable::LogValue::Update(u),
+            ..
+        }] => u.message.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(message(&d, b"refs/heads/a"), b"first\n");
+    assert_eq!(message(&d, b"refs/heads/b"), b"second\n");
+    assert_eq!(message(&d, b"refs/heads/c"), b"first\n");
+
+    // refs/custom/ gets no reflog under LogRefs::Normal: one ref record, no log record.
+    let p = d
+        .prepare(
+            &[RefUpdate::create("refs/custom/x", id(4))],
+            &me(),
+            &AssumeCommits,
+        )
+        .unwrap();
+    assert_eq!((p.ref_records(), p.log_records()), (1, 0));
+    assert!(!p.is_empty());
+    p.commit().unwrap();
+    assert_eq!(
+        d.read_ref(b"refs/custom/x").unwrap().unwrap().refname,
+        b"refs/custom/x"
+    );
+
+    // Deleting refs/heads/a: its ref tombstone and one log tombstone per reflog entry.
+    tx(
+        &mut d,
+        &[RefUpdate::update("refs/heads/a", id(5), None).message("again")],
+    )
+    .unwrap();
+    let entries = log(&d, b"refs/heads/a").len();
+    assert_eq!(entries, 2);
+    let p = d
+        .prepare(
+            &[RefUpdate::delete("refs/heads/a", None)],
+            &me(),
+            &AssumeCommits,
+        )
+        .unwrap();
+    assert_eq!((p.ref_records(), p.log_records()), (1, entries));
+    p.commit().unwrap();
+
+    tx(&mut d, &[RefUpdate::create("refs/heads/dir/sub", id(6))]).unwrap();
+    tx(&mut d, &[RefUpdate::delete("refs/heads/dir/sub", None)]).unwrap();
+    assert!(
+        d.stack().tables().len() > 1,
+        "the tombstone is not compacted away"
+    );
+    tx(&mut d, &[RefUpdate::create("refs/heads/dir", id(7))]).unwrap();
+    assert!(d.read_ref(b"refs/heads/dir").unwrap().is_some());
+}
