@@ -354,7 +354,8 @@ impl<R: Record> MergedIter<R> {
     }
 
     /// Decode table `i`'s current record in full again if its value was let go, or for the
-    /// first time if only its key was peeked, and charge what that inflated.
+    /// first time if only its key was peeked, and charge what that inflated. Charged even
+    /// when nothing was restored: that is where a table that ended is evicted.
     fn restore(&mut self, i: usize) -> Result<()> {
         self.iters[i].recycle_with(&mut self.pool_buf, &mut self.pool_rec, |it| {
             it.restore_current()
@@ -430,7 +431,8 @@ impl<R: Record> MergedIter<R> {
         (0..self.iters.len()).map(|i| self.held_by(i)).sum()
     }
 
-    /// Heap bytes table `i`'s iterator holds: its inflated log block and current value.
+    /// Heap bytes table `i`'s iterator holds: its inflated log block and current value
+    /// (summed here, not through `TableIter::held_bytes`, so tests check that too).
     #[cfg(test)]
     fn held_by(&self, i: usize) -> usize {
         let t = &self.iters[i];
@@ -1055,13 +1057,13 @@ mod tests {
                 assert_eq!(it.held_by(0), 0, "the big table while refs/n is read");
             }
         }
+        let got: Vec<(&str, usize)> = got.iter().map(|(n, l)| (n.as_str(), *l)).collect();
         let want = [
             ("refs/a", 2),
             ("refs/m", 2),
             ("refs/n", 2),
             ("refs/x", (3 << 19) + 1),
         ];
-        let want: Vec<(String, usize)> = want.iter().map(|(n, l)| (n.to_string(), *l)).collect();
         assert_eq!(got, want);
         // Each table's block once, and the big one again for refs/x, whose record is
         // decoded once more than without a budget.
