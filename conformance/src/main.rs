@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
-use conformance::case::{run_concrete, Env};
-use conformance::casedir::CaseFile;
 use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport};
-use conformance::expected::{self, ExpectedSet};
-use conformance::git::Git;
-use conformance::run::{minimize_dir, run, RunConfig};
+use conformance::defects::registry::{self, ExpectedSet};
+use conformance::generated::case::run_concrete;
+use conformance::generated::casedir::CaseFile;
+use conformance::generated::run::{minimize_dir, run, RunConfig};
+use conformance::git::driver::Git;
+use conformance::setup::env::Env;
 
 #[derive(Parser)]
 #[command(
@@ -284,7 +285,7 @@ fn run_cmd(args: RunArgs) -> i32 {
         args.git.iter().map(|g| Some(g.as_path())).collect()
     };
     let envs: Vec<Env> = gits.into_iter().map(env).collect();
-    let path = args.expected.clone().unwrap_or_else(expected::default_path);
+    let path = args.expected.clone().unwrap_or_else(registry::default_path);
     let known = ExpectedSet::load(&path).unwrap_or_else(|e| {
         eprintln!("conformance: {e}");
         std::process::exit(2);
@@ -393,7 +394,7 @@ fn replay(dir: &Path, git: Option<PathBuf>) -> i32 {
         std::process::exit(2);
     });
     let env = case_env(&file, git);
-    if let Some(why) = conformance::case::not_applicable(&env.profile, &file.ops) {
+    if let Some(why) = conformance::generated::case::not_applicable(&env.profile, &file.ops) {
         eprintln!("conformance: cannot replay {}: {why}", dir.display());
         return 2;
     }

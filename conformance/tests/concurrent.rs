@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use conformance::concurrent::{run_concurrent, ConcurrentConfig};
-use conformance::expected::{default_path, ExpectedSet};
+use conformance::defects::registry::{default_path, ExpectedSet};
 
 fn config(txns: u32) -> ConcurrentConfig {
     ConcurrentConfig::new(7, txns, PathBuf::from(env!("CARGO_BIN_EXE_conformance")))

@@ -3,13 +3,13 @@
 
 mod common;
 
-use conformance::case::run_generated;
-use conformance::expected::{self, ExpectedSet};
+use conformance::defects::registry::{self, ExpectedSet};
+use conformance::generated::case::run_generated;
 
 #[test]
 fn bounded_gate_has_no_unexpected_divergence() {
     let Some(env) = common::env() else { return };
-    let known = ExpectedSet::load(&expected::default_path()).unwrap();
+    let known = ExpectedSet::load(&registry::default_path()).unwrap();
     let version = env.profile.git_version();
     let cases = std::env::var("CONFORMANCE_TEST_CASES")
         .ok()
@@ -39,8 +39,8 @@ fn bounded_gate_has_no_unexpected_divergence() {
 #[test]
 fn expected_divergences_still_reproduce() {
     let Some(env) = common::env() else { return };
-    let known = ExpectedSet::load(&expected::default_path()).unwrap();
-    let stale = known.stale(&env);
+    let known = ExpectedSet::load(&registry::default_path()).unwrap();
+    let stale = conformance::generated::stale::stale(&known, &env);
     assert!(stale.is_empty(), "{stale:#?}");
     eprintln!(
         "{} known divergences in range of git {}, all reproduce",
@@ -54,19 +54,19 @@ fn expected_divergences_still_reproduce() {
 #[test]
 fn fixed_divergences_stay_fixed() {
     let Some(env) = common::env() else { return };
-    let known = ExpectedSet::load(&expected::default_path()).unwrap();
+    let known = ExpectedSet::load(&registry::default_path()).unwrap();
     let version = env.profile.git_version();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
     let (mut n, mut cases) = (0, 0);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let case = entry.unwrap().path();
         cases += 1;
-        let file = conformance::casedir::CaseFile::read(&case).unwrap();
-        if let Some(why) = conformance::case::not_applicable(&env.profile, &file.ops) {
+        let file = conformance::generated::casedir::CaseFile::read(&case).unwrap();
+        if let Some(why) = conformance::generated::case::not_applicable(&env.profile, &file.ops) {
             eprintln!("{}: not run: {why}", case.display());
             continue;
         }
-        let r = conformance::case::run_concrete(&env, file.options, &file.ops).unwrap();
+        let r = conformance::generated::case::run_concrete(&env, file.options, &file.ops).unwrap();
         let unexpected: Vec<_> = r
             .divergences
             .iter()

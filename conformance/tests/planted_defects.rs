@@ -7,9 +7,9 @@
 
 mod common;
 
-use conformance::case::{run_concrete, run_generated};
-use conformance::casedir::{self, CaseFile};
-use conformance::minimize::minimize;
+use conformance::generated::case::{run_concrete, run_generated};
+use conformance::generated::casedir::{self, CaseFile};
+use conformance::generated::minimize::minimize;
 use reftable::test_hooks::{plant, Defect};
 
 #[test]

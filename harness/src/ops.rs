@@ -165,6 +165,33 @@ pub enum Op {
 }
 
 impl Op {
+    /// The refs the operation names: each update's ref and symref values, the expired or
+    /// pruned reflog's ref, both branches of a rename or copy.
+    pub fn touched_refs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self {
+            Op::Txn { updates, .. } => {
+                for u in updates {
+                    out.push(u.refname.clone());
+                    for v in [&u.new, &u.old].into_iter().flatten() {
+                        if let Value::Symref(t) = v {
+                            out.push(t.clone());
+                        }
+                    }
+                }
+            }
+            Op::ReflogExpire { refname, .. } | Op::ReflogDelete { refname, .. } => {
+                out.push(refname.clone())
+            }
+            Op::PackRefs { .. } => {}
+            Op::Branch { old, new, .. } => {
+                out.push(format!("refs/heads/{old}"));
+                out.push(format!("refs/heads/{new}"));
+            }
+        }
+        out
+    }
+
     /// The kind of operation, for counts in reports.
     pub fn kind(&self) -> &'static str {
         match self {

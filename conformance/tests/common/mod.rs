@@ -1,7 +1,7 @@
 //! Shared by the gate tests: finding git (skipped loudly without one, fatal in CI).
 
-use conformance::case::Env;
-use conformance::git::Git;
+use conformance::git::driver::Git;
+use conformance::setup::env::Env;
 
 /// The run environment, or `None` (`SKIPPED`, or a failure under `REFTABLE_REQUIRE_GIT=1`:
 /// reftable-testkit's skip policy) when no reftable-capable git is around.

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::divergence::Check;
-use crate::profile::Profile;
+use crate::finding::divergence::Check;
+use crate::git::profile::Profile;
 
 /// One divergence, as a reader acts on it.
 #[derive(Clone, Debug, Default, Serialize)]

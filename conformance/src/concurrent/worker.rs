@@ -14,10 +14,10 @@ use reftable::refdb::{LogRefs, RefDb, RefDbOptions, RefUpdate};
 use reftable::{ObjectId, RefValue, StackOptions};
 
 use crate::concurrent::{names, Outcome, WorkerSpec, WriterKind};
-use crate::git::{committer_at, Git};
+use crate::git::driver::{committer_at, Git};
 use crate::ops::{Update, Value};
-use crate::pool::PoolObjects;
 use crate::rng::Rng;
+use crate::setup::pool::PoolObjects;
 
 /// The highest update index `tables.list` in `stack` names (0 for an empty or unreadable
 /// stack): table names start with `0x<min>-0x<max>`.
@@ -59,7 +59,7 @@ struct Worker<'a> {
     spec: &'a WorkerSpec,
     commits: Vec<ObjectId>,
     /// The objects our writer's transactions are checked against.
-    pool: crate::gen::Pool,
+    pool: crate::setup::pool::Pool,
     rng: Rng,
     state: State,
     stack: std::path::PathBuf,
@@ -115,8 +115,8 @@ impl Worker<'_> {
         let mut c = git.command_auto(&self.spec.repo, 0, false);
         let out = git.run_command(&mut c, &["rev-parse", "-q", "--verify", name], "");
         let v = match out.exit {
-            crate::git::Exit::Code(0) => ObjectId::from_hex(out.stdout.trim()),
-            crate::git::Exit::Code(1) if out.stderr.trim().is_empty() => None,
+            crate::git::driver::Exit::Code(0) => ObjectId::from_hex(out.stdout.trim()),
+            crate::git::driver::Exit::Code(1) if out.stderr.trim().is_empty() => None,
             _ => {
                 self.failed_reads
                     .push(format!("rev-parse {name}: {}", git_error(&out)));
@@ -208,7 +208,7 @@ impl Worker<'_> {
                     });
                 match r {
                     Ok(index) => (true, String::new(), Some(index), None),
-                    Err(e) => (false, e.to_string(), None, crate::steps::classify_ours(&e)),
+                    Err(e) => (false, e.to_string(), None, crate::err_class::of_ours(&e)),
                 }
             }
         }
@@ -220,7 +220,7 @@ impl Worker<'_> {
         &mut self,
         k: u32,
         tick: u64,
-    ) -> (String, bool, String, Option<crate::verdict::ErrClass>) {
+    ) -> (String, bool, String, Option<crate::err_class::ErrClass>) {
         let what = ["pack-refs", "pack-refs --auto", "reflog expire"][k as usize % 3];
         match self.spec.kind {
             WriterKind::Git => {
@@ -252,7 +252,7 @@ impl Worker<'_> {
                         .expire_reflog(names::EXPIRY.as_bytes(), &mut |_| true, false, false)
                         .map(|_| ()),
                 };
-                let class = r.as_ref().err().and_then(crate::steps::classify_ours);
+                let class = r.as_ref().err().and_then(crate::err_class::of_ours);
                 let err = r.err().map(|e| e.to_string()).unwrap_or_default();
                 (what.to_string(), err.is_empty(), err, class)
             }
@@ -261,23 +261,30 @@ impl Worker<'_> {
 }
 
 /// How a git command failed: exit status and what it printed.
-fn git_error(out: &crate::git::Output) -> String {
+fn git_error(out: &crate::git::driver::Output) -> String {
     format!("{:?}: {}", out.exit, out.stderr.trim())
 }
 
 /// The class of a git failure, by wording or (when git printed nothing) by exit status.
-fn git_class(out: &crate::git::Output) -> Option<crate::verdict::ErrClass> {
+fn git_class(out: &crate::git::driver::Output) -> Option<crate::err_class::ErrClass> {
     match out.exit {
-        crate::git::Exit::Code(code) => crate::messages::classify_exit(code, &out.stderr),
+        crate::git::driver::Exit::Code(code) => {
+            crate::git::messages::classify_exit(code, &out.stderr)
+        }
         _ => None,
     }
 }
 
-type Attempt = (bool, String, Option<u64>, Option<crate::verdict::ErrClass>);
+type Attempt = (
+    bool,
+    String,
+    Option<u64>,
+    Option<crate::err_class::ErrClass>,
+);
 
 /// A pool of only `commits` (the refs of the concurrent mode point at nothing else).
-pub(crate) fn commit_pool(commits: &[ObjectId]) -> crate::gen::Pool {
-    crate::gen::Pool {
+pub(crate) fn commit_pool(commits: &[ObjectId]) -> crate::setup::pool::Pool {
+    crate::setup::pool::Pool {
         commits: commits.to_vec(),
         tags: Vec::new(),
         tree: commits[0],
@@ -308,7 +315,7 @@ fn other(
     (before, after): (u64, u64),
     accepted: bool,
     error: String,
-    class: Option<crate::verdict::ErrClass>,
+    class: Option<crate::err_class::ErrClass>,
 ) -> Outcome {
     Outcome {
         writer: spec.id,

@@ -9,7 +9,9 @@
 use reftable::refdb::RefDbOptions;
 use reftable::{LogExpiry, Stack};
 
-use crate::case::{Check, Executor};
+use crate::finding::divergence::Check;
+
+use crate::generated::executor::Executor;
 use crate::snapshot::Snapshot;
 use crate::stack_files::copy_dir;
 

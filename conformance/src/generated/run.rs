@@ -7,11 +7,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::case::{run_concrete, run_generated, CaseResult, Check, Env};
-use crate::casedir::{self, CaseFile};
-use crate::expected::ExpectedSet;
+use crate::finding::divergence::Check;
+
+use crate::generated::case::{run_concrete, run_generated};
+use crate::generated::outcome::CaseResult;
+
+use crate::defects::registry::ExpectedSet;
+use crate::generated::casedir::{self, CaseFile};
+use crate::generated::report::{add_comparisons, DivergenceRecord, GitDefect, GitSection, Report};
 use crate::ops::Op;
-use crate::report::{add_comparisons, DivergenceRecord, GitDefect, GitSection, Report};
+use crate::setup::env::Env;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -56,7 +61,7 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     };
     for env in envs {
         let p = &env.profile;
-        let stale = known.stale(env);
+        let stale = crate::generated::stale::stale(known, env);
         report.stale_expected += stale.len() as u64;
         report.gits.push(GitSection {
             path: env.git.bin().display().to_string(),
@@ -244,7 +249,12 @@ pub fn write_case(env: &Env, dir: &Path, seed: u64, index: Option<u64>, result: 
     let _ = casedir::write(dir, &file, result, None, Some(env.pool(options.hash())));
 }
 
-fn add_defect(r: &mut Report, env: &Env, known: &ExpectedSet, e: &crate::expected::Expected) {
+fn add_defect(
+    r: &mut Report,
+    env: &Env,
+    known: &ExpectedSet,
+    e: &crate::defects::registry::Expected,
+) {
     let git = env.git.version().to_string();
     if let Some(d) = r
         .git_defects
@@ -279,7 +289,8 @@ fn add_defect(r: &mut Report, env: &Env, known: &ExpectedSet, e: &crate::expecte
 pub fn minimize_dir(env: &Env, dir: &Path) -> Option<(PathBuf, Vec<Op>)> {
     let file = CaseFile::read(dir).ok()?;
     let check: Check = file.divergences.first()?.check;
-    let (ops, runs) = crate::minimize::minimize(env, file.options, file.ops.clone(), check);
+    let (ops, runs) =
+        crate::generated::minimize::minimize(env, file.options, file.ops.clone(), check);
     let result = run_concrete(env, file.options, &ops).ok()?;
     let mut out = dir.as_os_str().to_owned();
     out.push("-min");

@@ -5,10 +5,10 @@
 //! so the same ids), replays every operation with the committer time the gate used, and
 //! prints each command's exit status and git's refs after it.
 
-use crate::divergence::Divergence;
-use crate::git::{BASE_TIME, EMAIL, NAME, TZ};
+use crate::finding::divergence::Divergence;
+use crate::git::driver::{BASE_TIME, EMAIL, NAME, TZ};
 use crate::ops::{CaseOptions, Expire, Op};
-use crate::pool::ObjectPool;
+use crate::setup::pool::ObjectPool;
 
 /// Quote `s` for `sh` (single quotes; newlines and non-ASCII pass through).
 pub fn sh_quote(s: &str) -> String {

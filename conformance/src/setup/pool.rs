@@ -7,9 +7,21 @@ use std::path::{Path, PathBuf};
 use reftable::refdb::{LookupError, ObjectKind, ObjectLookup};
 use reftable::{HashId, ObjectId};
 
-use crate::gen::Pool;
-use crate::git::{Git, BASE_TIME, EMAIL, NAME};
+use crate::git::driver::{Git, BASE_TIME, EMAIL, NAME};
 use crate::model::Objects;
+
+/// The objects a case can point refs at.
+#[derive(Clone, Debug)]
+pub struct Pool {
+    /// Commits.
+    pub commits: Vec<ObjectId>,
+    /// Annotated tags with what they peel to.
+    pub tags: Vec<(ObjectId, ObjectId)>,
+    /// A tree (not a commit).
+    pub tree: ObjectId,
+    /// An id no object has.
+    pub missing: ObjectId,
+}
 
 /// Objects of one hash, shared by every case of a run through git alternates.
 pub struct ObjectPool {

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::case::{Check, Divergence, Env};
-use crate::version::{GitVersion, VersionRange};
+use crate::finding::divergence::{Check, Divergence};
+use crate::git::version::{GitVersion, VersionRange};
 
 /// One known divergence.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -133,33 +133,9 @@ impl ExpectedSet {
             .unwrap_or_else(|| Path::new("."))
             .join(rel)
     }
-
-    /// Replay every entry in range of `env`'s git; returns one line for each that no longer
-    /// reproduces (or cannot be replayed).
-    pub fn stale(&self, env: &Env) -> Vec<String> {
-        let v = env.profile.git_version();
-        let mut out = Vec::new();
-        // A concurrency defect depends on the scheduler: its case keeps the interleaving, but
-        // no serial replay shows it (its git-only reproducer does, most runs).
-        for e in self.in_range(&v).filter(|e| e.check != Check::Concurrent) {
-            let dir = self.resolve(&e.case);
-            let r = crate::casedir::CaseFile::read(&dir)
-                .and_then(|c| crate::case::run_concrete(env, c.options, &c.ops));
-            match r {
-                Ok(r) if r.divergences.iter().any(|d| matches(e, d)) => {}
-                Ok(_) => out.push(format!(
-                    "known divergence {} ({}) no longer reproduces on git {v}: remove it from {} or narrow its versions",
-                    e.id,
-                    e.versions,
-                    self.path.display()
-                )),
-                Err(err) => out.push(format!("known divergence {}: cannot replay {}: {err}", e.id, dir.display())),
-            }
-        }
-        out
-    }
 }
 
-fn matches(e: &Expected, d: &Divergence) -> bool {
+/// Whether `d` is the divergence `e` describes.
+pub fn matches(e: &Expected, d: &Divergence) -> bool {
     e.check == d.check && d.detail.contains(&e.detail_contains)
 }

@@ -9,6 +9,7 @@ use reftable::ObjectId;
 
 use crate::model::{MValue, Model};
 use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
+use crate::setup::pool::Pool;
 
 pub use reftable_harness::names::name_pool;
 
@@ -25,29 +26,15 @@ pub fn message_pool() -> Vec<String> {
     ]
 }
 
-/// The objects a case can point refs at.
-#[derive(Clone, Debug)]
-pub struct Pool {
-    /// Commits.
-    pub commits: Vec<ObjectId>,
-    /// Annotated tags with what they peel to.
-    pub tags: Vec<(ObjectId, ObjectId)>,
-    /// A tree (not a commit).
-    pub tree: ObjectId,
-    /// An id no object has.
-    pub missing: ObjectId,
-}
-
-impl Pool {
-    fn value(&self, i: u8) -> ObjectId {
-        let n = self.commits.len() + self.tags.len() + 2;
-        match (i as usize) % n {
-            k if k < self.commits.len() => self.commits[k],
-            k if k < self.commits.len() + self.tags.len() => self.tags[k - self.commits.len()].0,
-            k if k == n - 2 && i % 7 == 0 => self.tree,
-            k if k == n - 1 && i % 11 == 0 => self.missing,
-            _ => self.commits[(i as usize) % self.commits.len()],
-        }
+/// The object abstract value `i` stands for.
+fn value_of(pool: &Pool, i: u8) -> ObjectId {
+    let n = pool.commits.len() + pool.tags.len() + 2;
+    match (i as usize) % n {
+        k if k < pool.commits.len() => pool.commits[k],
+        k if k < pool.commits.len() + pool.tags.len() => pool.tags[k - pool.commits.len()].0,
+        k if k == n - 2 && i % 7 == 0 => pool.tree,
+        k if k == n - 1 && i % 11 == 0 => pool.missing,
+        _ => pool.commits[(i as usize) % pool.commits.len()],
     }
 }
 
@@ -273,7 +260,7 @@ impl Resolver {
                 let id = self.current_oid(model, name, null);
                 (!id.is_null()).then(|| Value::oid(&id))
             }
-            OldSpec::Other(v) => Some(Value::oid(&self.pool.value(v))),
+            OldSpec::Other(v) => Some(Value::oid(&value_of(&self.pool, v))),
             OldSpec::Absent => Some(Value::oid(null)),
         }
     }
@@ -346,7 +333,7 @@ impl Resolver {
 
     /// The concrete operation for `op`; `None` when it resolves to nothing.
     pub fn resolve(&mut self, op: &AOp, model: &Model, null: &ObjectId) -> Option<Op> {
-        let oid = |i: u8| Value::oid(&self.pool.value(i));
+        let oid = |i: u8| Value::oid(&value_of(&self.pool, i));
         match op {
             AOp::Txn(updates, msg, new_segment, create_reflog) => {
                 if *new_segment {
@@ -507,7 +494,7 @@ impl Resolver {
                 expire: if *all {
                     Expire::All
                 } else {
-                    Expire::Before(crate::git::BASE_TIME + 60 * u64::from(*n % 8))
+                    Expire::Before(crate::git::driver::BASE_TIME + 60 * u64::from(*n % 8))
                 },
             }),
             AOp::ReflogDelete(n, i, r) => Some(Op::ReflogDelete {

@@ -10,6 +10,8 @@
 //! installed), each distinct one minimized (edit by edit, table by table) and written as a
 //! directory with the damaged repository and a git-only `repro.sh`.
 
+pub mod damage;
+
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -23,9 +25,11 @@ use reftable::refdb::{RefDb, RefDbOptions};
 use reftable::{HashId, StackOptions, WriteOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::case::{Env, Executor};
-use crate::damage::{list_sites, sites, Damage, Edit};
-use crate::git::{Exit, BASE_TIME, TZ};
+use crate::generated::executor::Executor;
+
+use crate::damaged::damage::{list_sites, sites, Damage, Edit};
+use crate::git::driver::{Exit, BASE_TIME, TZ};
+use crate::setup::env::Env;
 use crate::stack_files::copy_dir;
 
 /// What to run.
@@ -165,11 +169,14 @@ fn make_base(
     dir: &Path,
     compact: bool,
 ) -> Result<Option<Base>, String> {
-    let (opts, aops) = crate::gen::generate(seed, index, 30);
+    let (opts, aops) = crate::generated::generate::generate(seed, index, 30);
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
-    let mut resolver =
-        crate::gen::Resolver::new(pool, env.profile.features.symref_commands, &exec.opts);
+    let mut resolver = crate::generated::generate::Resolver::new(
+        pool,
+        env.profile.features.symref_commands,
+        &exec.opts,
+    );
     for a in &aops {
         if let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) {
             exec.step(op);
@@ -331,9 +338,9 @@ fn run_git(
     repo: &Path,
     command: &str,
     timeout: Duration,
-) -> crate::git::Output {
+) -> crate::git::driver::Output {
     if command == "refs-verify" && !env.profile.features.refs_verify {
-        return crate::git::Output {
+        return crate::git::driver::Output {
             exit: Exit::Code(0),
             stdout: String::new(),
             stderr: String::new(),
@@ -800,7 +807,7 @@ fn minimize(
 
 /// The git-only reproducer of every finding of a run, written once beside them:
 /// `sh reproduce.sh FINDING-DIR [GIT]`.
-const REPRODUCE: &str = include_str!("damaged-reproduce.sh");
+const REPRODUCE: &str = include_str!("reproduce.sh");
 
 /// Write a finding's damaged repository and a git-only reproducer.
 fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), String> {
@@ -812,7 +819,7 @@ fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), 
     let _ = std::fs::remove_dir_all(dir.join("work"));
     let args: Vec<String> = git_args(base, &f.command)
         .iter()
-        .map(|a| crate::script::sh_quote(a))
+        .map(|a| crate::finding::script::sh_quote(a))
         .collect();
     let about = format!(
         "# {} {} on `{}` ({}), found by reftable-rs `conformance damaged`.\n# Damage: {}\n",
@@ -864,7 +871,7 @@ pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String
     let start = Instant::now();
     let work = tempfile::Builder::new()
         .prefix("reftable-damaged-")
-        .tempdir_in(crate::case::scratch_base())
+        .tempdir_in(crate::setup::env::scratch_base())
         .map_err(|e| e.to_string())?;
     let mut bases = Vec::new();
     let mut index = 0;

@@ -8,15 +8,15 @@ use std::path::Path;
 use reftable::{LogValue, ObjectId};
 use serde::Serialize;
 
-use crate::case::Env;
+use crate::concurrent::worker::{commit_pool, refdb_options};
 use crate::concurrent::{names, Outcome};
-use crate::concurrent_worker::{commit_pool, refdb_options};
-use crate::git::BASE_TIME;
+use crate::err_class::ErrClass;
+use crate::git::driver::BASE_TIME;
 use crate::model::{Fault, MValue, Model};
 use crate::ops::LogRefsOpt;
-use crate::pool::PoolObjects;
+use crate::setup::env::Env;
+use crate::setup::pool::PoolObjects;
 use crate::snapshot::Snapshot;
-use crate::verdict::ErrClass;
 
 /// Something a concurrent run shows to be wrong.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -141,7 +141,7 @@ impl<'a> Evidence<'a> {
             // One `git log -g` for every reflog we read (a run of thousands of transactions
             // has hundreds of tags with a reflog each).
             let names: Vec<&String> = s.logs.keys().collect();
-            let mut walked = crate::checks::log_g(&env.git, repo, &names, 0);
+            let mut walked = crate::git::reflogs::log_g(&env.git, repo, &names, 0);
             for name in names {
                 let r = match walked.remove(name) {
                     // `<name>@{n} <id> <message>`: the message is the rest after the id.

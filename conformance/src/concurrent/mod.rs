@@ -17,6 +17,9 @@
 //! with the interleaving (who committed what under which update index), each writer's
 //! outcomes, the final stack and a command that runs the same configuration again.
 
+mod check;
+mod worker;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,11 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::case::{init_repo, Env};
-use crate::concurrent_check::{check, git_refs, listed_refs, Evidence, Finding, Sample};
-use crate::concurrent_worker::{listed_max_index, refdb_options};
-use crate::expected::ExpectedSet;
+use crate::concurrent::check::{check, git_refs, listed_refs, Evidence, Finding, Sample};
+use crate::concurrent::worker::{listed_max_index, refdb_options};
+use crate::defects::registry::ExpectedSet;
 use crate::ops::{CaseOptions, LogRefsOpt, Update};
+use crate::setup::env::{init_repo, Env};
 use crate::snapshot::Snapshot;
 
 /// The refs the writers use.
@@ -146,7 +149,7 @@ pub struct Outcome {
     pub index: Option<u64>,
     /// What the refusal says (git's wording or our error, classified); `None` when accepted
     /// or when the wording is unknown.
-    pub class: Option<crate::verdict::ErrClass>,
+    pub class: Option<crate::err_class::ErrClass>,
 }
 
 /// What to run.
@@ -196,7 +199,7 @@ impl ConcurrentConfig {
     pub fn command_line(&self, git: &Path) -> String {
         format!(
             "conformance run --concurrent --git {} --seed {} --git-writers {} --our-writers {} --concurrent-txns {} --shared-refs {} --maintenance-every {}",
-            crate::script::sh_quote(&git.display().to_string()),
+            crate::finding::script::sh_quote(&git.display().to_string()),
             self.seed,
             self.git_writers,
             self.our_writers,
@@ -671,7 +674,7 @@ fn write_finding(
         lines.push('\n');
     }
     w("outcomes.jsonl", &lines)?;
-    let indexes = crate::concurrent_check::journal_indexes(&run.repo.path().join(".git/reftable"));
+    let indexes = crate::concurrent::check::journal_indexes(&run.repo.path().join(".git/reftable"));
     w("interleaving.txt", &interleaving(&run.outcomes, &indexes))?;
     let mut findings = String::new();
     for f in &run.report.findings {
@@ -679,7 +682,7 @@ fn write_finding(
     }
     // The same transactions one at a time, in the order they committed.
     let ops = serial_ops(&run.outcomes, &indexes);
-    let serial = crate::case::run_concrete(env, case_options(), &ops)?;
+    let serial = crate::generated::case::run_concrete(env, case_options(), &ops)?;
     findings.push_str(&if serial.divergences.is_empty() {
         format!(
             "\nserial replay of the {} committed operations in commit order (serial/): no divergence, so the finding needs the interleaving\n",
@@ -694,7 +697,7 @@ fn write_finding(
             serial.divergences[0].class
         )
     });
-    let file = crate::casedir::CaseFile {
+    let file = crate::generated::casedir::CaseFile {
         seed: Some(cfg.seed),
         index: None,
         options: case_options(),
@@ -703,7 +706,7 @@ fn write_finding(
         git_version: env.git.version().to_string(),
         git: Some(env.git.bin().display().to_string()),
     };
-    crate::casedir::write(
+    crate::generated::casedir::write(
         &dir.join("serial"),
         &file,
         &serial,
@@ -734,7 +737,7 @@ fn write_finding(
 /// in a run where it matched, those of the classes it implies.
 fn attribute(env: &Env, known: &ExpectedSet, findings: &mut [Finding]) {
     let v = env.profile.git_version();
-    let mut shown: Vec<&crate::expected::Expected> = Vec::new();
+    let mut shown: Vec<&crate::defects::registry::Expected> = Vec::new();
     for f in findings.iter() {
         if let Some(e) = known.matching_concurrent(&v, &format!("{}: {}", f.class, f.detail)) {
             if shown.iter().all(|s| s.id != e.id) {
@@ -807,7 +810,7 @@ pub fn worker_main(spec_path: &Path) -> i32 {
             return 2;
         }
     };
-    match crate::concurrent_worker::work(&spec) {
+    match crate::concurrent::worker::work(&spec) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("concurrent-worker {}: {e}", spec.id);

@@ -1,143 +1,28 @@
-//! Running one case: the same operations on git (reference repository), on our ref database,
-//! on the model and on the files-backend twin, with every check after every step (the
-//! state checks are in `checks.rs`).
+//! A case being run: git's repository, our stack, the model and the twin, one operation
+//! at a time (`step`). The operations are in `steps.rs`, the checks after each step in
+//! `checks.rs`, `lookups.rs` and `expiry.rs`.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod checks;
+mod expiry;
+mod lookups;
+mod steps;
+
+pub use checks::{resolve, walkable_reflogs};
+
+use std::path::PathBuf;
 
 use reftable::refdb::{Committer, RefDb, RefDbOptions};
 use reftable::{HashId, ObjectId, StackOptions, WriteOptions};
-use serde::{Deserialize, Serialize};
 
-pub use crate::divergence::{Check, Divergence};
-
-use crate::gen::Resolver;
-use crate::git::{Exit, Git, TxnResult, UpdateRef};
+use crate::finding::divergence::{Check, Divergence};
+use crate::generated::outcome::CaseResult;
+use crate::generated::twin::Twin;
+use crate::generated::verdict;
+use crate::git::driver::{Exit, TxnResult, UpdateRef};
+use crate::git::profile::Profile;
 use crate::model::Model;
 use crate::ops::{CaseOptions, Op};
-use crate::pool::ObjectPool;
-use crate::profile::Profile;
-use crate::twin::Twin;
-use crate::verdict::{self};
-
-/// Where scratch repositories go: a tmpfs when there is one (the gate writes and fsyncs many
-/// small files), else the system's temporary directory.
-pub fn scratch_base() -> PathBuf {
-    if let Some(p) = std::env::var_os("REFTABLE_CONFORMANCE_TMP") {
-        return PathBuf::from(p);
-    }
-    let shm = Path::new("/dev/shm");
-    let writable = tempfile::tempdir_in(shm).is_ok();
-    if writable {
-        shm.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
-}
-
-/// Everything a run against one git shares: the git, its probed profile, a scratch
-/// directory, one object pool per hash.
-pub struct Env {
-    /// The git under test.
-    pub git: Git,
-    /// What it does.
-    pub profile: Profile,
-    /// Scratch space.
-    pub dir: tempfile::TempDir,
-    sha1: ObjectPool,
-    sha256: ObjectPool,
-    /// Freshly initialized repositories, copied for each case instead of running `git init`
-    /// again: (ref format, hash) → template directory.
-    templates: Vec<((&'static str, HashId), PathBuf)>,
-}
-
-impl Env {
-    /// Probe `git` and prepare its object pools.
-    pub fn new(git: Git) -> Result<Env, String> {
-        let profile = crate::profile::probe(&git)?;
-        let dir = tempfile::Builder::new()
-            .prefix("reftable-conformance-")
-            .tempdir_in(scratch_base())
-            .map_err(|e| e.to_string())?;
-        let sha1 = ObjectPool::create(&git, dir.path(), HashId::Sha1)?;
-        let sha256 = ObjectPool::create(&git, dir.path(), HashId::Sha256)?;
-        let mut templates = Vec::new();
-        for format in ["reftable", "files"] {
-            for hash in [HashId::Sha1, HashId::Sha256] {
-                let t = dir
-                    .path()
-                    .join(format!("template-{format}-{}", hash.name()));
-                std::fs::create_dir_all(&t).map_err(|e| e.to_string())?;
-                git.ok(
-                    &t,
-                    &[
-                        "init",
-                        "-q",
-                        "--template=",
-                        &format!("--ref-format={format}"),
-                        &format!("--object-format={}", hash.name()),
-                        "-b",
-                        "main",
-                        ".",
-                    ],
-                    "",
-                )?;
-                templates.push(((format, hash), t));
-            }
-        }
-        Ok(Env {
-            git,
-            profile,
-            dir,
-            sha1,
-            sha256,
-            templates,
-        })
-    }
-
-    fn template(&self, format: &str, hash: HashId) -> &Path {
-        &self
-            .templates
-            .iter()
-            .find(|((f, h), _)| *f == format && *h == hash)
-            .expect("a template for every format and hash")
-            .1
-    }
-
-    /// The pool of `hash`.
-    pub fn pool(&self, hash: HashId) -> &ObjectPool {
-        match hash {
-            HashId::Sha1 => &self.sha1,
-            HashId::Sha256 => &self.sha256,
-        }
-    }
-}
-
-/// The outcome of a case.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CaseResult {
-    /// Options.
-    pub options: Option<CaseOptions>,
-    /// The operations run (concrete; up to the first divergence).
-    pub ops: Vec<Op>,
-    /// Divergences (the run of a case stops at the first divergent step).
-    pub divergences: Vec<Divergence>,
-    /// Comparisons made, per check.
-    pub comparisons: BTreeMap<Check, u64>,
-    /// Checks not repeated because what they compare had not changed since they last passed.
-    pub unchanged: u64,
-    /// The exact stdin sent to `git update-ref --stdin`, transaction by transaction.
-    pub git_stdin: Vec<String>,
-    /// Transactions git refused for storage reasons (entry too large), which the model
-    /// cannot judge.
-    pub model_not_applicable: u64,
-    /// Operations by kind (`txn`, `branch -m`, ...): how many ran and how many git accepted.
-    #[serde(default)]
-    pub kinds: BTreeMap<String, [u64; 2]>,
-    /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
-    /// accepted, such as a deleted HEAD or a symref loop).
-    pub twin_retired: Option<String>,
-}
+use crate::setup::env::{init_repo, Env};
 
 /// The `-m` message and `--create-reflog` flag an `update-ref --stdin` runs with.
 type TxnKey = (String, bool);
@@ -182,40 +67,6 @@ pub struct Executor<'e> {
     pub(crate) twin_checked: Option<u64>,
     /// The result so far.
     pub result: CaseResult,
-}
-
-fn write_alternates(git_dir: &Path, objects: &Path) -> Result<(), String> {
-    let info = git_dir.join("objects/info");
-    std::fs::create_dir_all(&info).map_err(|e| e.to_string())?;
-    std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))
-        .map_err(|e| e.to_string())
-}
-
-/// A repository of `format` in `dir`, as `git init` makes it (a copy of the env's freshly
-/// initialized template), with the case's options in its config and the pool as alternate.
-pub(crate) fn init_repo(
-    env: &Env,
-    dir: &Path,
-    format: &str,
-    opts: &CaseOptions,
-) -> Result<(), String> {
-    let hash = opts.hash();
-    crate::stack_files::copy_dir(env.template(format, hash), dir, None)?;
-    write_alternates(&dir.join(".git"), &env.pool(hash).objects_dir)?;
-    // git reads later sections over earlier ones.
-    let config = format!(
-        "[reftable]\n\tblockSize = {}\n\trestartInterval = {}\n\tindexObjects = {}\n[core]\n\tlogAllRefUpdates = {}\n",
-        opts.block_size,
-        opts.restart_interval,
-        opts.index_objects,
-        opts.log_refs.as_str()
-    );
-    use std::io::Write;
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(dir.join(".git/config"))
-        .and_then(|mut f| f.write_all(config.as_bytes()))
-        .map_err(|e| format!("config: {e}"))
 }
 
 impl<'e> Executor<'e> {
@@ -315,7 +166,7 @@ impl<'e> Executor<'e> {
     }
 
     pub(crate) fn committer(&self) -> Committer {
-        crate::git::committer_at(self.tick)
+        crate::git::driver::committer_at(self.tick)
     }
 
     pub(crate) fn count(&mut self, check: Check) {
@@ -407,14 +258,14 @@ impl<'e> Executor<'e> {
     /// Run one operation on every implementation, then check.
     pub fn step(&mut self, op: Op) {
         self.result.ops.push(op.clone());
-        self.touched = crate::lookups::touched(&op);
+        self.touched = op.touched_refs();
         if let Op::Txn {
             message,
             create_reflog,
             ..
         } = &op
         {
-            self.tick = crate::script::tick_of(&mut self.keys, message, *create_reflog);
+            self.tick = crate::finding::script::tick_of(&mut self.keys, message, *create_reflog);
         }
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;
@@ -460,56 +311,4 @@ pub fn fit(mut opts: CaseOptions, profile: &Profile) -> CaseOptions {
         opts.index_objects = d.index_objects;
     }
     opts
-}
-
-/// How many refs git reads when it resolves a name: `SYMREF_MAXDEPTH` (5) reads, so a chain
-/// of at most 4 symrefs ending in a direct ref resolves (refs.c `refs_resolve_ref_unsafe`).
-pub use crate::model::SYMREF_READS;
-
-/// Run a generated case: options and abstract operations from (seed, index), resolved while
-/// the case runs. Stops at the first divergent step.
-pub fn run_generated(env: &Env, seed: u64, index: u64, nops: usize) -> Result<CaseResult, String> {
-    let (opts, aops) = crate::gen::generate(seed, index, nops);
-    let pool = env.pool(opts.hash()).pool.clone();
-    let mut exec = Executor::new(env, opts)?;
-    let mut resolver = Resolver::new(pool, env.profile.features.symref_commands, &exec.opts);
-    for a in &aops {
-        let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) else {
-            continue;
-        };
-        exec.step(op);
-        if exec.diverged() {
-            break;
-        }
-    }
-    Ok(exec.finish())
-}
-
-/// Why `ops` cannot run on the git of `profile`, if they cannot: a git without `symref-*`
-/// commands (2.45) cannot run transactions that use them.
-pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
-    let uses_symref_commands = ops.iter().any(|op| match op {
-        Op::Txn { updates, .. } => updates
-            .iter()
-            .any(|u| u.stdin_lines().is_some_and(|l| l.contains("symref-"))),
-        _ => false,
-    });
-    (uses_symref_commands && !profile.features.symref_commands).then(|| {
-        format!(
-            "the case uses symref-* commands, which git {} lacks (2.46+)",
-            profile.version
-        )
-    })
-}
-
-/// Run concrete operations under `opts` (replay and minimization).
-pub fn run_concrete(env: &Env, opts: CaseOptions, ops: &[Op]) -> Result<CaseResult, String> {
-    let mut exec = Executor::new(env, opts)?;
-    for op in ops {
-        exec.step(op.clone());
-        if exec.diverged() {
-            break;
-        }
-    }
-    Ok(exec.finish())
 }

@@ -3,13 +3,18 @@
 
 use reftable::refname::is_valid_refname;
 
-use crate::case::{Check, Executor, SYMREF_READS};
-use crate::git::{Exit, TxnResult, BASE_TIME};
-use crate::messages;
+use crate::finding::divergence::Check;
+
+use crate::generated::executor::Executor;
+
+use crate::err_class::ErrClass;
+use crate::generated::verdict::Refused;
+use crate::git::driver::{Exit, TxnResult, BASE_TIME};
+use crate::git::messages;
 use crate::model::Refusal;
+use crate::model::SYMREF_READS;
 use crate::ops::{Expire, Op, Update};
-use crate::pool::PoolObjects;
-use crate::verdict::{ErrClass, Refused};
+use crate::setup::pool::PoolObjects;
 
 /// The outcomes of one step on git, on us and (for transactions) on the model; `None` when
 /// git crashed or hung (a divergence of its own).
@@ -18,22 +23,6 @@ pub(crate) type Outcomes = Option<(
     Result<(), Refused>,
     Option<Result<(), Refusal>>,
 )>;
-
-/// Our library's error as a class.
-pub fn classify_ours(e: &reftable::Error) -> Option<ErrClass> {
-    if let Some(f) = crate::model::library_fault(e) {
-        return Some(ErrClass::of_fault(f));
-    }
-    if let Some(reftable::Refusal::SymrefNotMovable { .. }) = e.refusal() {
-        return Some(ErrClass::SymrefNotMovable);
-    }
-    match e.kind() {
-        reftable::ErrorKind::Lock => Some(ErrClass::Lock),
-        reftable::ErrorKind::Outdated => Some(ErrClass::Outdated),
-        reftable::ErrorKind::EntryTooBig => Some(ErrClass::EntryTooLarge),
-        _ => None,
-    }
-}
 
 /// git's refusal of an operation, classified by the wording table.
 fn git_refusal(stderr: &str) -> Refused {
@@ -46,7 +35,7 @@ fn git_refusal(stderr: &str) -> Refused {
 /// Our refusal of an operation.
 fn our_refusal(e: &reftable::Error) -> Refused {
     Refused {
-        class: classify_ours(e),
+        class: crate::err_class::of_ours(e),
         message: e.to_string(),
     }
 }
@@ -94,7 +83,7 @@ impl Executor<'_> {
             copy,
             force,
         };
-        let (args, _) = crate::script::git_invocation(&op);
+        let (args, _) = crate::finding::script::git_invocation(&op);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self
             .env
@@ -372,7 +361,10 @@ impl Executor<'_> {
     }
 
     /// git's verdict on a finished command.
-    pub(crate) fn git_verdict(&mut self, out: crate::git::Output) -> Option<Result<(), Refused>> {
+    pub(crate) fn git_verdict(
+        &mut self,
+        out: crate::git::driver::Output,
+    ) -> Option<Result<(), Refused>> {
         match out.exit {
             Exit::Code(0) => Some(Ok(())),
             Exit::Code(code) => Some(Err(Refused {

@@ -8,7 +8,7 @@
 //! Entries are tried in order, so a specific wording comes before a general one that would
 //! also match it.
 
-use crate::verdict::ErrClass;
+use crate::err_class::ErrClass;
 
 /// One wording of one refusal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -428,7 +428,7 @@ mod tests {
                 "{msg:?} is {:?} by {:?}",
                 found.class, found.format
             );
-            crate::version::VersionRange::parse(w.versions).expect("a version range");
+            crate::git::version::VersionRange::parse(w.versions).expect("a version range");
         }
     }
 

@@ -9,7 +9,11 @@ use std::path::Path;
 
 use reftable::ObjectId;
 
-use crate::case::{Check, Divergence, Executor, SYMREF_READS};
+use crate::finding::divergence::{Check, Divergence};
+
+use crate::generated::executor::Executor;
+
+use crate::model::SYMREF_READS;
 use crate::snapshot::{SValue, Snapshot};
 use crate::stack_files::{copy_dir, tables, tables_cached, Tables};
 
@@ -57,58 +61,6 @@ fn block_at(bytes: &[u8], at: usize) -> String {
         }
     }
     "footer".into()
-}
-
-/// Where `name@{n}` in `log -g`'s `%gD` ends the name.
-fn selector_name(sel: &str) -> Option<&str> {
-    let at = sel.rfind("@{")?;
-    sel.ends_with('}').then(|| &sel[..at])
-}
-
-/// `git log -g --format='%gD %H %gs'` of `names` in `repo`, one line per entry, by reflog:
-/// one process for all of them (each line's `%gD` says which reflog it is from), and one per
-/// name only when git refuses the batch (a name that does not resolve). A name git cannot
-/// walk at all is missing from the result.
-pub(crate) fn log_g(
-    git: &crate::git::Git,
-    repo: &Path,
-    names: &[&String],
-    tick: u64,
-) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for chunk in names.chunks(400) {
-        let mut args = vec!["log", "-g", "--format=%gD %H %gs"];
-        args.extend(chunk.iter().map(|n| n.as_str()));
-        args.push("--");
-        let o = git.run(repo, &args, "", tick);
-        if o.exit.success() {
-            for n in chunk {
-                out.insert(n.to_string(), Vec::new());
-            }
-            for line in o.stdout.lines() {
-                let sel = line.split(' ').next().unwrap_or("");
-                if let Some(lines) = selector_name(sel).and_then(|n| out.get_mut(n)) {
-                    lines.push(line.to_string());
-                }
-            }
-            continue;
-        }
-        for name in chunk {
-            let o = git.run(
-                repo,
-                &["log", "-g", "--format=%gD %H %gs", name, "--"],
-                "",
-                tick,
-            );
-            if o.exit.success() {
-                out.insert(
-                    name.to_string(),
-                    o.stdout.lines().map(str::to_string).collect(),
-                );
-            }
-        }
-    }
-    out
 }
 
 impl Executor<'_> {
@@ -292,7 +244,7 @@ impl Executor<'_> {
     }
 
     /// End-of-case checks: git's reflogs against ours, and git reading a copy of our stack.
-    pub fn finish(mut self) -> crate::case::CaseResult {
+    pub fn finish(mut self) -> crate::generated::outcome::CaseResult {
         if self.diverged() {
             return self.result;
         }
@@ -360,7 +312,7 @@ impl Executor<'_> {
 
     /// `log -g` of the candidate reflogs (see [`log_g`]).
     fn git_reflogs(&self, repo: &Path, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
-        log_g(&self.env.git, repo, &self.reflog_names(ours), self.tick)
+        crate::git::reflogs::log_g(&self.env.git, repo, &self.reflog_names(ours), self.tick)
     }
 
     /// What `log -g` shows for each candidate reflog, from our state.
@@ -540,12 +492,5 @@ mod tests {
             walkable_reflogs(&s, is_commit),
             vec!["HEAD", "ORIG_HEAD", "refs/heads/b"]
         );
-    }
-
-    #[test]
-    fn log_selectors() {
-        assert_eq!(selector_name("HEAD@{0}"), Some("HEAD"));
-        assert_eq!(selector_name("refs/heads/a@b@{12}"), Some("refs/heads/a@b"));
-        assert_eq!(selector_name("refs/heads/x"), None);
     }
 }

@@ -6,76 +6,9 @@
 //! with two faults is refused by different gits for different reasons. The model names every
 //! fault of a transaction; a refusal passes when the reason reported is one of them.
 
-use serde::{Deserialize, Serialize};
-
-use crate::divergence::Check;
-use crate::model::{Fault, Refusal};
-
-/// Why an operation was refused, in classes every implementation can be mapped to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrClass {
-    /// Invalid ref name, pseudoref, or invalid symref target.
-    BadName,
-    /// Two updates of one ref.
-    Duplicate,
-    /// Directory/file conflict.
-    DfConflict,
-    /// Old value does not match.
-    OldValue,
-    /// New value names a missing object.
-    MissingObject,
-    /// Non-commit object on a branch.
-    NonCommit,
-    /// A lock is held by someone else.
-    Lock,
-    /// The stack changed on disk while the command ran (a concurrent writer): git's
-    /// compaction and reflog expiry give up rather than reload.
-    Outdated,
-    /// `reflog expire` / `reflog delete` on a ref without a reflog (or that does not resolve).
-    NoReflog,
-    /// A record too large for the table's block size.
-    EntryTooLarge,
-    /// `git branch -m/-c` of a branch that does not exist.
-    NoBranch,
-    /// `git branch -m/-c` onto an existing branch without force.
-    BranchExists,
-    /// `git branch -m/-c` of a symref (the backend cannot move one).
-    SymrefNotMovable,
-}
-
-impl ErrClass {
-    /// The transaction fault this class reports, if it is one.
-    pub fn fault(self) -> Option<Fault> {
-        Some(match self {
-            ErrClass::BadName => Fault::BadName,
-            ErrClass::Duplicate => Fault::Duplicate,
-            ErrClass::DfConflict => Fault::DfConflict,
-            ErrClass::OldValue => Fault::OldValue,
-            ErrClass::MissingObject => Fault::MissingObject,
-            ErrClass::NonCommit => Fault::NonCommit,
-            ErrClass::Lock
-            | ErrClass::Outdated
-            | ErrClass::NoReflog
-            | ErrClass::EntryTooLarge
-            | ErrClass::NoBranch
-            | ErrClass::BranchExists
-            | ErrClass::SymrefNotMovable => return None,
-        })
-    }
-
-    /// The class of a fault.
-    pub fn of_fault(f: Fault) -> ErrClass {
-        match f {
-            Fault::BadName => ErrClass::BadName,
-            Fault::Duplicate => ErrClass::Duplicate,
-            Fault::DfConflict => ErrClass::DfConflict,
-            Fault::OldValue => ErrClass::OldValue,
-            Fault::MissingObject => ErrClass::MissingObject,
-            Fault::NonCommit => ErrClass::NonCommit,
-        }
-    }
-}
+use crate::err_class::ErrClass;
+use crate::finding::divergence::Check;
+use crate::model::Refusal;
 
 /// How an implementation refused: the class (`None` for git: a message the wording table
 /// does not know, which is reported and never taken for a match; for us: an error that is no
@@ -259,7 +192,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Faults;
+    use crate::model::{Fault, Faults};
 
     fn ours(class: ErrClass) -> Result<(), Refused> {
         Err(Refused {

@@ -16,10 +16,12 @@ use reftable::refdb::{FilesRefs, RefDb, RefDbOptions};
 use reftable::{LogRecord, RefRecord, StackOptions, Table, WriteOptions};
 use serde::Serialize;
 
-use crate::case::{init_repo, run_generated, Env};
-use crate::pool::PoolObjects;
-use crate::script::{git_invocation, ticks};
-use crate::version::VersionRange;
+use crate::generated::case::run_generated;
+
+use crate::finding::script::{git_invocation, ticks};
+use crate::git::version::VersionRange;
+use crate::setup::env::{init_repo, Env};
+use crate::setup::pool::PoolObjects;
 
 /// Longest ref name replayed on a files repository (see [`run_migrate`]).
 const LONGEST_LOOSE_NAME: usize = 1000;
@@ -306,7 +308,8 @@ pub fn run_migrate(
         for (op, tick) in result.ops.iter().zip(ticks(&result.ops)) {
             // A loose ref is a file: names of thousands of bytes make paths longer than the
             // system takes (git refuses them there; they would only be left out).
-            if crate::lookups::touched(op)
+            if op
+                .touched_refs()
                 .iter()
                 .any(|n| n.len() > LONGEST_LOOSE_NAME)
             {
@@ -362,7 +365,7 @@ pub fn run_migrate(
         // Ours, on the same files.
         let ours_dir = dir.join("ours");
         let hash = opts.hash();
-        let fitted = crate::case::fit(opts, &env.profile);
+        let fitted = crate::generated::executor::fit(opts, &env.profile);
         let db_opts = RefDbOptions {
             stack: StackOptions {
                 write: WriteOptions {

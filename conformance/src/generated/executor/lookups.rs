@@ -12,39 +12,14 @@ use reftable::refname::is_valid_refname;
 use reftable::walk::for_each_record;
 use reftable::{RefRecord, Table};
 
-use crate::case::{Check, Executor};
-use crate::git::TxnResult;
-use crate::ops::Op;
+use crate::finding::divergence::Check;
+
+use crate::generated::executor::Executor;
+use crate::git::driver::TxnResult;
 use crate::snapshot::{SLog, SValue, Snapshot};
 
 /// At most this many sampled (not touched) names per step.
 const SAMPLE: usize = 48;
-
-/// The refs an operation names (and the symref targets it writes).
-pub(crate) fn touched(op: &Op) -> Vec<String> {
-    let mut out = Vec::new();
-    match op {
-        Op::Txn { updates, .. } => {
-            for u in updates {
-                out.push(u.refname.clone());
-                for v in [&u.new, &u.old].into_iter().flatten() {
-                    if let crate::ops::Value::Symref(t) = v {
-                        out.push(t.clone());
-                    }
-                }
-            }
-        }
-        Op::ReflogExpire { refname, .. } | Op::ReflogDelete { refname, .. } => {
-            out.push(refname.clone())
-        }
-        Op::PackRefs { .. } => {}
-        Op::Branch { old, new, .. } => {
-            out.push(format!("refs/heads/{old}"));
-            out.push(format!("refs/heads/{new}"));
-        }
-    }
-    out
-}
 
 /// The first and last ref name of every ref block of `tables`, and for each last name a
 /// name just after it that sorts before the next block (`name` + `-`).
@@ -109,7 +84,7 @@ fn verify_line(
 /// Whether `name`'s symref chain ends (at a ref or a missing name) within git's reads.
 fn resolves(s: &Snapshot, name: &str) -> bool {
     let mut n = name;
-    for _ in 0..crate::case::SYMREF_READS {
+    for _ in 0..crate::model::SYMREF_READS {
         match s.refs.get(n) {
             Some(SValue::Symref(t)) => n = t,
             _ => return true,

@@ -10,10 +10,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::git::Git;
-use crate::messages;
-use crate::verdict::ErrClass;
-use crate::version::GitVersion;
+use crate::err_class::ErrClass;
+use crate::git::driver::Git;
+use crate::git::messages;
+use crate::git::version::GitVersion;
 
 /// Commands and options the git has.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -126,7 +126,7 @@ struct Probe<'g> {
 }
 
 impl Probe<'_> {
-    fn run(&self, repo: &Path, args: &[&str], stdin: &str) -> crate::git::Output {
+    fn run(&self, repo: &Path, args: &[&str], stdin: &str) -> crate::git::driver::Output {
         self.git.run(repo, args, stdin, 0)
     }
 

@@ -13,9 +13,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::case::{CaseResult, Divergence};
+use crate::finding::divergence::Divergence;
+
+use crate::generated::outcome::CaseResult;
 use crate::ops::{CaseOptions, Op};
-use crate::pool::ObjectPool;
+use crate::setup::pool::ObjectPool;
 
 /// What `case.json` holds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,8 +101,13 @@ pub fn write(
             "reftable-rs conformance case {name} (git {})",
             file.git_version
         );
-        let script =
-            crate::script::git_only(&title, &file.options, &file.ops, pool, &file.divergences);
+        let script = crate::finding::script::git_only(
+            &title,
+            &file.options,
+            &file.ops,
+            pool,
+            &file.divergences,
+        );
         write_exec(&dir.join("reproduce-git.sh"), &script)?;
     }
     Ok(())
@@ -129,7 +136,7 @@ fn replay_script() -> String {
         .unwrap_or_else(|| Path::new("."))
         .display()
         .to_string();
-    let q = crate::script::sh_quote;
+    let q = crate::finding::script::sh_quote;
     format!(
         "#!/bin/sh\n# Replay this case on the git recorded in case.json (or: replay.sh --git PATH).\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nbin={}\nif [ -x \"$bin\" ]; then exec \"$bin\" replay \"$here\" \"$@\"; fi\nexec cargo run --quiet --release --manifest-path {} -p conformance -- replay \"$here\" \"$@\"\n",
         q(&bin),

@@ -1,0 +1,3 @@
+//! Known git defects: one registry for every mode ([`registry`]).
+
+pub mod registry;

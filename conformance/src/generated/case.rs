@@ -1,0 +1,57 @@
+//! Running one case on an [`Executor`], generated from (seed, index) or from concrete
+//! operations.
+
+use crate::generated::executor::Executor;
+use crate::generated::generate::Resolver;
+use crate::generated::outcome::CaseResult;
+use crate::git::profile::Profile;
+use crate::ops::{CaseOptions, Op};
+use crate::setup::env::Env;
+
+/// Run a generated case: options and abstract operations from (seed, index), resolved while
+/// the case runs. Stops at the first divergent step.
+pub fn run_generated(env: &Env, seed: u64, index: u64, nops: usize) -> Result<CaseResult, String> {
+    let (opts, aops) = crate::generated::generate::generate(seed, index, nops);
+    let pool = env.pool(opts.hash()).pool.clone();
+    let mut exec = Executor::new(env, opts)?;
+    let mut resolver = Resolver::new(pool, env.profile.features.symref_commands, &exec.opts);
+    for a in &aops {
+        let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) else {
+            continue;
+        };
+        exec.step(op);
+        if exec.diverged() {
+            break;
+        }
+    }
+    Ok(exec.finish())
+}
+
+/// Why `ops` cannot run on the git of `profile`, if they cannot: a git without `symref-*`
+/// commands (2.45) cannot run transactions that use them.
+pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
+    let uses_symref_commands = ops.iter().any(|op| match op {
+        Op::Txn { updates, .. } => updates
+            .iter()
+            .any(|u| u.stdin_lines().is_some_and(|l| l.contains("symref-"))),
+        _ => false,
+    });
+    (uses_symref_commands && !profile.features.symref_commands).then(|| {
+        format!(
+            "the case uses symref-* commands, which git {} lacks (2.46+)",
+            profile.version
+        )
+    })
+}
+
+/// Run concrete operations under `opts` (replay and minimization).
+pub fn run_concrete(env: &Env, opts: CaseOptions, ops: &[Op]) -> Result<CaseResult, String> {
+    let mut exec = Executor::new(env, opts)?;
+    for op in ops {
+        exec.step(op.clone());
+        if exec.diverged() {
+            break;
+        }
+    }
+    Ok(exec.finish())
+}

@@ -1,0 +1,34 @@
+//! What a case came to: the operations run, divergences, comparisons per check.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::finding::divergence::{Check, Divergence};
+use crate::ops::{CaseOptions, Op};
+
+/// The outcome of a case.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// Options.
+    pub options: Option<CaseOptions>,
+    /// The operations run (concrete; up to the first divergence).
+    pub ops: Vec<Op>,
+    /// Divergences (the run of a case stops at the first divergent step).
+    pub divergences: Vec<Divergence>,
+    /// Comparisons made, per check.
+    pub comparisons: BTreeMap<Check, u64>,
+    /// Checks not repeated because what they compare had not changed since they last passed.
+    pub unchanged: u64,
+    /// The exact stdin sent to `git update-ref --stdin`, transaction by transaction.
+    pub git_stdin: Vec<String>,
+    /// Transactions git refused for storage reasons (entry too large), which the model
+    /// cannot judge.
+    pub model_not_applicable: u64,
+    /// Operations by kind (`txn`, `branch -m`, ...): how many ran and how many git accepted.
+    #[serde(default)]
+    pub kinds: BTreeMap<String, [u64; 2]>,
+    /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
+    /// accepted, such as a deleted HEAD or a symref loop).
+    pub twin_retired: Option<String>,
+}

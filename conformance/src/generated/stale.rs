@@ -1,0 +1,33 @@
+//! The known git defects replayed: every entry of the registry in range of a git is run
+//! again as a case; one that stops reproducing fails the run (the defect was fixed, or
+//! the entry's range is wrong).
+
+use crate::defects::registry::{matches, ExpectedSet};
+use crate::finding::divergence::Check;
+use crate::generated::case::run_concrete;
+use crate::generated::casedir::CaseFile;
+use crate::setup::env::Env;
+
+/// Replay every entry in range of `env`'s git; returns one line for each that no longer
+/// reproduces (or cannot be replayed).
+pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
+    let v = env.profile.git_version();
+    let mut out = Vec::new();
+    // A concurrency defect depends on the scheduler: its case keeps the interleaving, but
+    // no serial replay shows it (its git-only reproducer does, most runs).
+    for e in known.in_range(&v).filter(|e| e.check != Check::Concurrent) {
+        let dir = known.resolve(&e.case);
+        let r = CaseFile::read(&dir).and_then(|c| run_concrete(env, c.options, &c.ops));
+        match r {
+            Ok(r) if r.divergences.iter().any(|d| matches(e, d)) => {}
+            Ok(_) => out.push(format!(
+                "known divergence {} ({}) no longer reproduces on git {v}: remove it from {} or narrow its versions",
+                e.id,
+                e.versions,
+                known.path.display()
+            )),
+            Err(err) => out.push(format!("known divergence {}: cannot replay {}: {err}", e.id, dir.display())),
+        }
+    }
+    out
+}
