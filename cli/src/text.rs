@@ -9,6 +9,11 @@ pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Bytes as lower-case hex digits.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|c| format!("{c:02x}")).collect()
+}
+
 /// A key or name for a message: printable ASCII as is, other bytes as `\xNN`, cut after
 /// `max` bytes.
 pub fn show_bytes(b: &[u8], max: usize) -> String {

@@ -67,7 +67,7 @@ struct RunArgs {
     /// Leave out the small concurrent round the default run ends with.
     #[arg(long, conflicts_with = "concurrent")]
     no_concurrent: bool,
-    /// Transactions per writer in the concurrent mode (default: 500 with --concurrent, 40
+    /// Transactions per writer in the concurrent mode (default: 500 with --concurrent, 100
     /// in the default run's round).
     #[arg(long)]
     concurrent_txns: Option<u32>,

@@ -10,9 +10,8 @@ use std::ops::Range;
 use reftable::codec::block::BlockInfo;
 use reftable::RefRecord;
 
-use super::records::hex;
 use super::{TableChecker, MAX_PROBLEMS_PER_FILE};
-use crate::text::show_bytes;
+use crate::text::{hex, show_bytes};
 
 /// Object id prefixes of the refs with the ref block each ref is in: one entry per
 /// (prefix, block), the prefix followed by the block's ordinal among the ref blocks

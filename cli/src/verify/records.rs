@@ -14,7 +14,7 @@ use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue}
 
 use super::objs::ObjCheck;
 use super::{SectionRange, TableChecker};
-use crate::text::{show_bytes, show_log_key};
+use crate::text::{hex, show_bytes, show_log_key};
 
 /// A key, remembered compactly: its hash and length, and its start for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,10 +75,6 @@ pub(super) struct KeyOrder {
 
 /// A problem found while decoding, before it is located.
 pub(super) type Issue = (usize, String);
-
-pub(super) fn hex(b: &[u8]) -> String {
-    b.iter().map(|c| format!("{c:02x}")).collect()
-}
 
 /// Check key order for one record; `first` is true for the first record of a block.
 pub(super) fn check_order(
