@@ -1,310 +1,27 @@
-//! The checks of a concurrent run, over what the writers reported, what the reader sampled
-//! while they ran, and the final stack as git and we read it (see `concurrent.rs`).
+//! The checks of a concurrent run (see `mod.rs`) over its [`Evidence`]: what the writers
+//! reported, what the reader sampled while they ran, and the final stack as git and we read
+//! it. [`check`] runs one function per family of checks, in the order of this file, and the
+//! findings come in that order: where each transaction is in the stack, why each refusal
+//! happened, the replay of the commit order on the model, the samples, and the final state.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap};
 
-use reftable::{LogValue, ObjectId};
-use serde::Serialize;
+use reftable::ObjectId;
 
-use crate::concurrent::worker::{commit_pool, refdb_options};
-use crate::concurrent::{names, Outcome};
+use crate::concurrent::evidence::{listed_refs, Evidence};
+use crate::concurrent::finding::{Finding, Findings};
+use crate::concurrent::fingerprint::{model_print, sample_print, Print};
+use crate::concurrent::spec::{commit_pool, names, Outcome};
 use crate::err_class::ErrClass;
 use crate::git::driver::BASE_TIME;
-use crate::model::{Fault, MValue, Model};
+use crate::model::{Fault, Model};
 use crate::ops::LogRefsOpt;
-use crate::setup::env::Env;
 use crate::setup::pool::PoolObjects;
 use crate::snapshot::Snapshot;
 
-/// Something a concurrent run shows to be wrong.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// What kind of wrong (`lost update`, `stale read`, …).
-    pub class: String,
-    /// The evidence.
-    pub detail: String,
-    /// The known git defect it comes from (an entry of the expected-divergences file whose
-    /// range holds the git under test).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-}
-
-fn finding(class: &str, detail: String) -> Finding {
-    Finding {
-        class: class.into(),
-        detail,
-        expected: None,
-    }
-}
-
-/// What the reader saw at one moment: resolved refs under `refs/`.
-pub(crate) struct Sample {
-    pub(crate) through_git: bool,
-    refs: BTreeMap<String, String>,
-    /// The highest update index the stack had (our reader only).
-    index: Option<u64>,
-    error: Option<String>,
-}
-
-impl Sample {
-    pub(crate) fn of(
-        through_git: bool,
-        refs: BTreeMap<String, String>,
-        index: Option<u64>,
-    ) -> Sample {
-        Sample {
-            through_git,
-            refs,
-            index,
-            error: None,
-        }
-    }
-
-    pub(crate) fn failed(through_git: bool, error: String) -> Sample {
-        Sample {
-            through_git,
-            refs: BTreeMap::new(),
-            index: None,
-            error: Some(error),
-        }
-    }
-}
-
-/// Everything the checks look at.
-pub(crate) struct Evidence<'a> {
-    outcomes: &'a [Outcome],
-    pub(crate) samples: Vec<Sample>,
-    worker_errors: Vec<String>,
-    /// Every reflog update record of the final stack, as we read it: (ref, index, message).
-    logs: Result<Vec<(String, u64, String)>, String>,
-    ours: Result<Snapshot, String>,
-    git_refs: Result<BTreeMap<String, String>, String>,
-    /// `git log -g` of each reflog we read: messages, newest first.
-    git_reflogs: BTreeMap<String, Result<Vec<String>, String>>,
-    /// Files in the stack directory that `tables.list` does not name.
-    leftovers: Vec<String>,
-    /// `git refs verify` on the final stack, when git has it and it fails.
-    verify: Option<String>,
-}
-
-fn trim_nl(m: &[u8]) -> String {
-    let s = String::from_utf8_lossy(m);
-    s.strip_suffix('\n').unwrap_or(&s).to_string()
-}
-
-/// Every reflog update record of the stack in `stack`: (ref, update index, message).
-fn log_records(stack: &Path) -> Result<Vec<(String, u64, String)>, String> {
-    let db =
-        reftable::refdb::RefDb::open(stack, refdb_options(false)).map_err(|e| e.to_string())?;
-    let mut it = db.stack().merged().logs().map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    while let Some(l) = it.next_record().map_err(|e| e.to_string())? {
-        if let LogValue::Update(u) = &l.value {
-            if !reftable::refdb::is_existence_marker(l) {
-                out.push((
-                    String::from_utf8_lossy(&l.refname).into_owned(),
-                    l.update_index,
-                    trim_nl(&u.message),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The update index of each message in the writers' journals.
-pub(crate) fn journal_indexes(stack: &Path) -> BTreeMap<String, u64> {
-    log_records(stack)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(r, _, _)| r.starts_with("refs/journal/"))
-        .map(|(_, i, m)| (m, i))
-        .collect()
-}
-
-impl<'a> Evidence<'a> {
-    /// Read the final stack of `repo` through us and through git.
-    pub(crate) fn gather(
-        env: &Env,
-        repo: &Path,
-        outcomes: &'a [Outcome],
-        samples: Vec<Sample>,
-        worker_errors: Vec<String>,
-    ) -> Evidence<'a> {
-        let stack = repo.join(".git/reftable");
-        let ours = Snapshot::of_stack_dir(&stack, refdb_options(false)).map_err(|e| e.to_string());
-        let git_refs = git_refs(env, repo);
-        let mut git_reflogs = BTreeMap::new();
-        if let Ok(s) = &ours {
-            // One `git log -g` for every reflog we read (a run of thousands of transactions
-            // has hundreds of tags with a reflog each).
-            let names: Vec<&String> = s.logs.keys().collect();
-            let mut walked = crate::git::reflogs::log_g(&env.git, repo, &names, 0);
-            for name in names {
-                let r = match walked.remove(name) {
-                    // `<name>@{n} <id> <message>`: the message is the rest after the id.
-                    Some(lines) => Ok(lines
-                        .iter()
-                        .map(|l| l.splitn(3, ' ').nth(2).unwrap_or("").to_string())
-                        .collect()),
-                    None => Err("git log -g cannot walk it".to_string()),
-                };
-                git_reflogs.insert(name.clone(), r);
-            }
-        }
-        let listed: BTreeSet<String> = std::fs::read_to_string(stack.join("tables.list"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect();
-        let mut leftovers: Vec<String> = std::fs::read_dir(&stack)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n != "tables.list" && !listed.contains(n))
-                    .collect()
-            })
-            .unwrap_or_default();
-        leftovers.sort();
-        let verify = env.profile.features.refs_verify.then(|| {
-            let out = env.git.run(repo, &["refs", "verify"], "", 0);
-            (!out.exit.success()).then(|| format!("{:?}: {}", out.exit, out.stderr.trim()))
-        });
-        Evidence {
-            outcomes,
-            samples,
-            worker_errors,
-            logs: log_records(&stack),
-            ours,
-            git_refs,
-            git_reflogs,
-            leftovers,
-            verify: verify.flatten(),
-        }
-    }
-}
-
-/// `git for-each-ref` in `repo`: the refs under `refs/` git lists, with their ids.
-pub(crate) fn git_refs(env: &Env, repo: &Path) -> Result<BTreeMap<String, String>, String> {
-    let out = env.git.run(
-        repo,
-        &["for-each-ref", "--format=%(refname) %(objectname)"],
-        "",
-        0,
-    );
-    if !out.exit.success() {
-        return Err(format!("{:?}: {}", out.exit, out.stderr.trim()));
-    }
-    Ok(out
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect())
-}
-
-/// What `for-each-ref` lists of a snapshot: its refs under `refs/` that point at objects
-/// (the concurrent mode writes no symrefs there).
-pub(crate) fn listed_refs(s: &Snapshot) -> BTreeMap<String, String> {
-    s.refs
-        .iter()
-        .filter(|(n, _)| n.starts_with("refs/"))
-        .filter_map(|(n, v)| match v {
-            crate::snapshot::SValue::Oid(id, _) => Some((n.clone(), id.clone())),
-            crate::snapshot::SValue::Symref(_) => None,
-        })
-        .collect()
-}
-
-/// A state's refs under `refs/`, resolved, as the readers show them.
-#[cfg(test)]
-fn visible(m: &Model) -> BTreeMap<String, String> {
-    m.refs
-        .iter()
-        .filter(|(n, _)| n.starts_with("refs/"))
-        .filter_map(|(n, v)| match v {
-            MValue::Oid(id) => Some((n.clone(), id.to_string())),
-            MValue::Symref(_) => None,
-        })
-        .collect()
-}
-
-/// A 128-bit fingerprint of a state's refs under `refs/` (name and id of each, in name
-/// order), so that the state after every prefix of a long run need not be kept.
-type Print = (u64, u64);
-
-fn print_of<'a>(refs: impl Iterator<Item = (&'a str, &'a [u8])>) -> Print {
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    b.write_u64(0x9e37_79b9_7f4a_7c15);
-    for (name, id) in refs {
-        for h in [&mut a, &mut b] {
-            name.hash(h);
-            id.hash(h);
-        }
-    }
-    (a.finish(), b.finish())
-}
-
-/// The fingerprint of the model's refs under `refs/` that point at objects (what the
-/// readers list).
-fn model_print(m: &Model) -> Print {
-    print_of(
-        m.refs
-            .iter()
-            .filter(|(n, _)| n.starts_with("refs/"))
-            .filter_map(|(n, v)| match v {
-                MValue::Oid(id) => Some((n.as_str(), id.as_bytes())),
-                MValue::Symref(_) => None,
-            }),
-    )
-}
-
-/// The fingerprint of a sample (hex ids; a malformed one never matches a state).
-fn sample_print(refs: &BTreeMap<String, String>) -> Print {
-    let ids: Vec<(&str, Vec<u8>)> = refs
-        .iter()
-        .map(|(n, h)| {
-            let id = ObjectId::from_hex(h)
-                .map_or_else(|| h.as_bytes().to_vec(), |i| i.as_bytes().to_vec());
-            (n.as_str(), id)
-        })
-        .collect();
-    print_of(ids.iter().map(|(n, id)| (*n, id.as_slice())))
-}
-
-/// At most this many findings of one class are listed (the first ones tell the story).
-const PER_CLASS: usize = 5;
-
-struct Findings(Vec<Finding>, BTreeMap<String, usize>);
-
-impl Findings {
-    fn add(&mut self, class: &str, detail: String) {
-        let n = self.1.entry(class.to_string()).or_default();
-        *n += 1;
-        if *n <= PER_CLASS {
-            self.0.push(finding(class, detail));
-        }
-    }
-
-    fn finish(mut self) -> Vec<Finding> {
-        for (class, n) in &self.1 {
-            if *n > PER_CLASS {
-                self.0.push(finding(
-                    class,
-                    format!("… {} more like this", n - PER_CLASS),
-                ));
-            }
-        }
-        self.0
-    }
-}
-
 /// Check a concurrent run; the findings, empty when everything holds.
 pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
-    let mut f = Findings(Vec::new(), BTreeMap::new());
+    let mut f = Findings::new();
     for e in &ev.worker_errors {
         f.add("writer failed", e.clone());
     }
@@ -315,22 +32,58 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             return f.finish();
         }
     };
-    // Where each message is in the stack.
-    let mut journal: HashMap<&str, Vec<u64>> = HashMap::new();
-    let mut everywhere: HashMap<&str, BTreeSet<u64>> = HashMap::new();
-    for (r, i, m) in logs {
-        everywhere.entry(m.as_str()).or_default().insert(*i);
-        if r.starts_with("refs/journal/") {
-            journal.entry(m.as_str()).or_default().push(*i);
+    let places = Places::of(logs);
+    phantom_entries(ev, &places, &mut f);
+    let order = CommitOrder::of(ev, &places, &mut f);
+    // Replay the acknowledged transactions in that order on the model.
+    let null = ObjectId::null(commits[0].hash());
+    let pool = commit_pool(commits);
+    let objects = PoolObjects(&pool);
+    let pending = refusals(ev, &order, &mut f);
+    let replay = Replay::run(&order, &pending, null, &objects, &mut f);
+    samples(ev, &order, &replay.prints, &mut f);
+    let want = Snapshot::of_model(&replay.model);
+    final_through_us(ev, &want, &mut f);
+    final_through_git(ev, &want, &mut f);
+    leftovers(ev, &mut f);
+    f.finish()
+}
+
+/// Where each reflog message is in the final stack.
+struct Places<'l> {
+    /// The update indexes of each message in the writers' journals.
+    journal: HashMap<&'l str, Vec<u64>>,
+    /// The update indexes of each message in any reflog.
+    everywhere: HashMap<&'l str, BTreeSet<u64>>,
+}
+
+impl<'l> Places<'l> {
+    /// Where each message of the reflog records `logs` (ref, update index, message) is.
+    fn of(logs: &'l [(String, u64, String)]) -> Places<'l> {
+        let mut journal: HashMap<&str, Vec<u64>> = HashMap::new();
+        let mut everywhere: HashMap<&str, BTreeSet<u64>> = HashMap::new();
+        for (r, i, m) in logs {
+            everywhere.entry(m.as_str()).or_default().insert(*i);
+            if r.starts_with("refs/journal/") {
+                journal.entry(m.as_str()).or_default().push(*i);
+            }
+        }
+        Places {
+            journal,
+            everywhere,
         }
     }
+}
+
+/// Reflog entries whose message no writer's transaction had.
+fn phantom_entries(ev: &Evidence<'_>, places: &Places<'_>, f: &mut Findings) {
     let known: HashMap<&str, &Outcome> = ev
         .outcomes
         .iter()
         .filter(|o| o.txn.is_some())
         .map(|o| (o.message.as_str(), o))
         .collect();
-    for m in everywhere.keys() {
+    for m in places.everywhere.keys() {
         if !known.contains_key(m) {
             f.add(
                 "phantom entry",
@@ -338,91 +91,142 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             );
         }
     }
-    // Acknowledged transactions in commit order.
-    let mut order: Vec<(u64, &Outcome)> = Vec::new();
-    let mut by_index: HashMap<u64, &str> = HashMap::new();
-    for o in ev.outcomes.iter().filter(|o| o.txn.is_some()) {
-        let at = journal.get(o.message.as_str());
-        if !o.accepted {
-            if let Some(ix) = everywhere.get(o.message.as_str()) {
-                f.add(
-                    "refused transaction left a trace",
-                    format!(
-                        "{:?} was refused ({}) but has reflog entries at update index {ix:?}",
-                        o.message,
-                        o.error.trim()
-                    ),
-                );
+}
+
+/// The acknowledged transactions in commit order (update index, then writer). State j is
+/// the one after the first j of them; `indexes[j]` is the update index that state ends at.
+struct CommitOrder<'o> {
+    order: Vec<(u64, &'o Outcome)>,
+    indexes: Vec<u64>,
+}
+
+impl<'o> CommitOrder<'o> {
+    /// Place every transaction of `ev` in the stack, checking that a refused one left no
+    /// trace and an acknowledged one is there once, under an update index of its own,
+    /// within its window.
+    fn of(ev: &'o Evidence<'_>, places: &Places<'_>, f: &mut Findings) -> CommitOrder<'o> {
+        let mut order: Vec<(u64, &Outcome)> = Vec::new();
+        let mut by_index: HashMap<u64, &str> = HashMap::new();
+        for o in ev.outcomes.iter().filter(|o| o.txn.is_some()) {
+            let at = places.journal.get(o.message.as_str());
+            if !o.accepted {
+                refused_left_no_trace(o, places, f);
+                continue;
             }
-            continue;
+            let Some(at) = at else {
+                lost_update(o, f);
+                continue;
+            };
+            let index = at[0];
+            placed_once_in_window(o, at, places, &mut by_index, f);
+            order.push((index, o));
         }
-        let Some(at) = at else {
-            f.add(
-                "lost update",
-                format!(
-                    "{:?} (writer {} {:?}) was acknowledged{} but is not in the stack",
-                    o.message,
-                    o.writer,
-                    o.kind,
-                    o.index
-                        .map_or(String::new(), |i| format!(" at update index {i}"))
-                ),
-            );
-            continue;
-        };
-        let index = at[0];
-        if at.len() > 1 || everywhere[o.message.as_str()].len() > 1 {
-            f.add(
-                "transaction split",
-                format!(
-                    "{:?} is under update indexes {:?}",
-                    o.message,
-                    everywhere[o.message.as_str()]
-                ),
-            );
-        }
-        if let Some(i) = o.index.filter(|i| *i != index) {
-            f.add(
-                "wrong update index",
-                format!(
-                    "{:?}: our writer committed it at {i}, the stack has it at {index}",
-                    o.message
-                ),
-            );
-        }
-        if index <= o.before || index > o.after {
-            f.add(
-                "committed outside its window",
-                format!(
-                    "{:?} is at update index {index}, but the stack was at {} before and {} after it ran",
-                    o.message, o.before, o.after
-                ),
-            );
-        }
-        if let Some(other) = by_index.insert(index, o.message.as_str()) {
-            f.add(
-                "update index shared",
-                format!(
-                    "{:?} and {other:?} both committed at update index {index}",
-                    o.message
-                ),
-            );
-        }
-        order.push((index, o));
+        order.sort_by_key(|(i, o)| (*i, o.writer));
+        let indexes: Vec<u64> = std::iter::once(0)
+            .chain(order.iter().map(|(i, _)| *i))
+            .collect();
+        CommitOrder { order, indexes }
     }
-    order.sort_by_key(|(i, o)| (*i, o.writer));
-    // Replay the acknowledged transactions in that order on the model. State j is the one
-    // after the first j of them; `indexes[j]` is the update index that state ends at.
-    let null = ObjectId::null(commits[0].hash());
-    let pool = commit_pool(commits);
-    let objects = PoolObjects(&pool);
-    let indexes: Vec<u64> = std::iter::once(0)
-        .chain(order.iter().map(|(i, _)| *i))
-        .collect();
-    let prefix_at = |index: u64| indexes.partition_point(|i| *i <= index) - 1;
-    // Refusals that name a fault must have it in some state inside their window: they are
-    // checked against each state of the window as the replay passes it.
-    let mut pending: Vec<(usize, usize, &Outcome, Fault)> = Vec::new();
+
+    /// The state (prefix of the commit order) the stack is in at update index `index`.
+    fn prefix_at(&self, index: u64) -> usize {
+        self.indexes.partition_point(|i| *i <= index) - 1
+    }
+}
+
+/// A refused transaction `o` has no reflog entry.
+fn refused_left_no_trace(o: &Outcome, places: &Places<'_>, f: &mut Findings) {
+    if let Some(ix) = places.everywhere.get(o.message.as_str()) {
+        f.add(
+            "refused transaction left a trace",
+            format!(
+                "{:?} was refused ({}) but has reflog entries at update index {ix:?}",
+                o.message,
+                o.error.trim()
+            ),
+        );
+    }
+}
+
+/// The acknowledged transaction `o` is not in the journals.
+fn lost_update(o: &Outcome, f: &mut Findings) {
+    f.add(
+        "lost update",
+        format!(
+            "{:?} (writer {} {:?}) was acknowledged{} but is not in the stack",
+            o.message,
+            o.writer,
+            o.kind,
+            o.index
+                .map_or(String::new(), |i| format!(" at update index {i}"))
+        ),
+    );
+}
+
+/// The acknowledged transaction `o`, in the journals at `at`, is under one update index
+/// (the one our writer saw), inside its window, and shares it with no other transaction
+/// (`by_index`: the transaction at each update index so far).
+fn placed_once_in_window<'o>(
+    o: &'o Outcome,
+    at: &[u64],
+    places: &Places<'_>,
+    by_index: &mut HashMap<u64, &'o str>,
+    f: &mut Findings,
+) {
+    let index = at[0];
+    if at.len() > 1 || places.everywhere[o.message.as_str()].len() > 1 {
+        f.add(
+            "transaction split",
+            format!(
+                "{:?} is under update indexes {:?}",
+                o.message,
+                places.everywhere[o.message.as_str()]
+            ),
+        );
+    }
+    if let Some(i) = o.index.filter(|i| *i != index) {
+        f.add(
+            "wrong update index",
+            format!(
+                "{:?}: our writer committed it at {i}, the stack has it at {index}",
+                o.message
+            ),
+        );
+    }
+    if index <= o.before || index > o.after {
+        f.add(
+            "committed outside its window",
+            format!(
+                "{:?} is at update index {index}, but the stack was at {} before and {} after it ran",
+                o.message, o.before, o.after
+            ),
+        );
+    }
+    if let Some(other) = by_index.insert(index, o.message.as_str()) {
+        f.add(
+            "update index shared",
+            format!(
+                "{:?} and {other:?} both committed at update index {index}",
+                o.message
+            ),
+        );
+    }
+}
+
+/// A refusal that names a fault: the first and last state of its window, the attempt, and
+/// the fault some state inside the window must have.
+type Pending<'o> = (usize, usize, &'o Outcome, Fault);
+
+/// Every failed attempt has a cause: no crash or hang of git, no failed read, a refusal
+/// git's or our wording classifies, and one that needs no fault (a held lock, an outdated
+/// stack) or names one. The transactions refused for a fault, by the first state of their
+/// window, to be checked against each state of it as the replay passes it.
+fn refusals<'o>(
+    ev: &'o Evidence<'_>,
+    order: &CommitOrder<'_>,
+    f: &mut Findings,
+) -> Vec<Pending<'o>> {
+    let mut pending: Vec<Pending<'o>> = Vec::new();
     for o in ev.outcomes.iter().filter(|o| !o.accepted) {
         if o.error.starts_with("Signal(") || o.error.starts_with("Timeout") {
             let class = if o.error.starts_with("Signal(") {
@@ -478,53 +282,86 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             continue;
         };
         if o.txn.is_some() {
-            pending.push((prefix_at(o.before), prefix_at(o.after), o, fault));
+            pending.push((
+                order.prefix_at(o.before),
+                order.prefix_at(o.after),
+                o,
+                fault,
+            ));
         }
     }
     pending.sort_by_key(|(lo, _, _, _)| *lo);
-    let mut justified = vec![false; pending.len()];
-    let mut next_pending = 0;
-    let mut open: Vec<usize> = Vec::new();
-    let mut model = Model::new(null, LogRefsOpt::Always, 4096);
-    model.init("main");
-    let mut prints: Vec<Print> = Vec::with_capacity(order.len() + 1);
-    for j in 0..=order.len() {
-        if j > 0 {
-            let (i, o) = order[j - 1];
-            if let Err(r) = model.transaction(
-                &o.updates,
-                &o.message,
-                false,
-                BASE_TIME + 60 * o.tick,
-                &objects,
-            ) {
-                f.add(
-                    "not serializable",
-                    format!(
-                        "{:?} was acknowledged at update index {i}, but after the transactions before it the model refuses it ({:?})",
-                        o.message,
-                        r.faults.iter().collect::<Vec<_>>()
-                    ),
-                );
+    pending
+}
+
+/// The replay of the commit order on the model: its final state and the fingerprint of
+/// the state after each prefix.
+struct Replay {
+    model: Model,
+    prints: Vec<Print>,
+}
+
+impl Replay {
+    /// Replay `order`: the model accepts each transaction after those before it, and each
+    /// refusal of `pending` has its fault in some state inside its window.
+    fn run(
+        order: &CommitOrder<'_>,
+        pending: &[Pending<'_>],
+        null: ObjectId,
+        objects: &PoolObjects<'_>,
+        f: &mut Findings,
+    ) -> Replay {
+        let order = &order.order;
+        let mut justified = vec![false; pending.len()];
+        let mut next_pending = 0;
+        let mut open: Vec<usize> = Vec::new();
+        let mut model = Model::new(null, LogRefsOpt::Always, 4096);
+        model.init("main");
+        let mut prints: Vec<Print> = Vec::with_capacity(order.len() + 1);
+        for j in 0..=order.len() {
+            if j > 0 {
+                let (i, o) = order[j - 1];
+                if let Err(r) = model.transaction(
+                    &o.updates,
+                    &o.message,
+                    false,
+                    BASE_TIME + 60 * o.tick,
+                    objects,
+                ) {
+                    f.add(
+                        "not serializable",
+                        format!(
+                            "{:?} was acknowledged at update index {i}, but after the transactions before it the model refuses it ({:?})",
+                            o.message,
+                            r.faults.iter().collect::<Vec<_>>()
+                        ),
+                    );
+                }
             }
-        }
-        prints.push(model_print(&model));
-        while next_pending < pending.len() && pending[next_pending].0 <= j {
-            open.push(next_pending);
-            next_pending += 1;
-        }
-        open.retain(|&p| {
-            let (_, hi, o, fault) = pending[p];
-            if model
-                .refusal(&o.updates, &objects)
-                .is_some_and(|r| r.faults.contains(fault))
-            {
-                justified[p] = true;
-                return false;
+            prints.push(model_print(&model));
+            while next_pending < pending.len() && pending[next_pending].0 <= j {
+                open.push(next_pending);
+                next_pending += 1;
             }
-            hi > j
-        });
+            open.retain(|&p| {
+                let (_, hi, o, fault) = pending[p];
+                if model
+                    .refusal(&o.updates, objects)
+                    .is_some_and(|r| r.faults.contains(fault))
+                {
+                    justified[p] = true;
+                    return false;
+                }
+                hi > j
+            });
+        }
+        unjustified_refusals(pending, &justified, f);
+        Replay { model, prints }
     }
+}
+
+/// The refusals of `pending` no state of their window justified.
+fn unjustified_refusals(pending: &[Pending<'_>], justified: &[bool], f: &mut Findings) {
     for (p, &(_, _, o, _)) in pending.iter().enumerate() {
         if !justified[p] {
             f.add(
@@ -536,7 +373,11 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             );
         }
     }
-    // Every sample is a prefix of the commit order, and never an older one than the last.
+}
+
+/// Every sample is a prefix of the commit order (`prints`: the fingerprint of each), and
+/// never an older one than the last.
+fn samples(ev: &Evidence<'_>, order: &CommitOrder<'_>, prints: &[Print], f: &mut Findings) {
     let mut at: HashMap<Print, Vec<usize>> = HashMap::new();
     for (j, p) in prints.iter().enumerate() {
         at.entry(*p).or_default().push(j);
@@ -551,7 +392,7 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
         let print = sample_print(&s.refs);
         let matches: &[usize] = at.get(&print).map_or(&[], Vec::as_slice);
         if let Some(index) = s.index {
-            let j = prefix_at(index);
+            let j = order.prefix_at(index);
             if prints[j] != print {
                 f.add(
                     "torn read",
@@ -585,8 +426,11 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             ),
         }
     }
-    // The final state, through us and through git.
-    let want = Snapshot::of_model(&model);
+}
+
+/// The final state through us is the model's `want` (the expiry ref's reflog: a
+/// subsequence of what was written).
+fn final_through_us(ev: &Evidence<'_>, want: &Snapshot, f: &mut Findings) {
     match &ev.ours {
         Err(e) => f.add("final stack unreadable", format!("our reader: {e}")),
         Ok(ours) => {
@@ -611,10 +455,15 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             }
         }
     }
+}
+
+/// The final refs and reflogs through git (`for-each-ref`, `log -g`) are the model's
+/// `want` (but the expiry ref's reflog).
+fn final_through_git(ev: &Evidence<'_>, want: &Snapshot, f: &mut Findings) {
     match &ev.git_refs {
         Err(e) => f.add("final stack unreadable", format!("git for-each-ref: {e}")),
         Ok(refs) => {
-            let expect = listed_refs(&want);
+            let expect = listed_refs(want);
             if *refs != expect {
                 let missing: Vec<&String> = expect
                     .keys()
@@ -659,6 +508,11 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
             Ok(_) => {}
         }
     }
+}
+
+/// No lock or other file `tables.list` does not name is left, and `git refs verify` (when
+/// git has it) passes.
+fn leftovers(ev: &Evidence<'_>, f: &mut Findings) {
     for l in &ev.leftovers {
         let class = if l.ends_with(".lock") {
             "lock left behind"
@@ -673,14 +527,29 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
     if let Some(v) = &ev.verify {
         f.add("git refs verify fails", v.clone());
     }
-    f.finish()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
-    use crate::concurrent::WriterKind;
+    use crate::concurrent::evidence::Sample;
+    use crate::concurrent::spec::WriterKind;
+    use crate::model::MValue;
     use crate::ops::{Update, Value};
+
+    /// A state's refs under `refs/`, resolved, as the readers show them.
+    fn visible(m: &Model) -> BTreeMap<String, String> {
+        m.refs
+            .iter()
+            .filter(|(n, _)| n.starts_with("refs/"))
+            .filter_map(|(n, v)| match v {
+                MValue::Oid(id) => Some((n.clone(), id.to_string())),
+                MValue::Symref(_) => None,
+            })
+            .collect()
+    }
 
     fn commits() -> Vec<ObjectId> {
         (1..=3u8)

@@ -7,46 +7,18 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use reftable::refdb::{LogRefs, RefDb, RefDbOptions, RefUpdate};
-use reftable::{ObjectId, RefValue, StackOptions};
+use reftable::refdb::{RefDb, RefUpdate};
+use reftable::{ObjectId, RefValue};
 
-use crate::concurrent::{names, Outcome, WorkerSpec, WriterKind};
+use crate::concurrent::spec::{
+    commit_pool, listed_max_index, names, refdb_options, Outcome, WorkerSpec, WriterKind,
+};
 use crate::git::driver::{committer_at, Git};
 use crate::ops::{Update, Value};
 use crate::rng::Rng;
 use crate::setup::pool::PoolObjects;
-
-/// The highest update index `tables.list` in `stack` names (0 for an empty or unreadable
-/// stack): table names start with `0x<min>-0x<max>`.
-pub(crate) fn listed_max_index(stack: &Path) -> u64 {
-    let Ok(list) = std::fs::read_to_string(stack.join("tables.list")) else {
-        return 0;
-    };
-    list.lines()
-        .filter_map(|l| {
-            let max = l.split('-').nth(1)?;
-            u64::from_str_radix(max.trim_start_matches("0x"), 16).ok()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Library options for the concurrent mode's stack (shared with the coordinator's reader).
-pub(crate) fn refdb_options(auto_compaction: bool) -> RefDbOptions {
-    RefDbOptions {
-        stack: StackOptions {
-            auto_compaction,
-            lock_timeout: Some(Duration::from_secs(3)),
-            fsync: false,
-            ..Default::default()
-        },
-        log_refs: LogRefs::Always,
-        ..Default::default()
-    }
-}
 
 /// What one writer knows about the refs only it writes, and what it last read of the others.
 struct State {
@@ -282,16 +254,6 @@ type Attempt = (
     Option<crate::err_class::ErrClass>,
 );
 
-/// A pool of only `commits` (the refs of the concurrent mode point at nothing else).
-pub(crate) fn commit_pool(commits: &[ObjectId]) -> crate::setup::pool::Pool {
-    crate::setup::pool::Pool {
-        commits: commits.to_vec(),
-        tags: Vec::new(),
-        tree: commits[0],
-        missing: ObjectId::null(commits[0].hash()),
-    }
-}
-
 fn upd(name: &str, new: Option<ObjectId>, old: Option<ObjectId>) -> Update {
     Update {
         refname: name.to_string(),
@@ -338,72 +300,57 @@ fn write_outcome(out: &mut impl Write, o: &Outcome) -> Result<(), String> {
     writeln!(out, "{}", serde_json::to_string(o).expect("json")).map_err(|e| e.to_string())
 }
 
-/// The worker process's body; its outcomes go to `spec.outcomes`, one JSON line each.
-pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
-    let commits: Vec<ObjectId> = spec
-        .commits
-        .iter()
-        .map(|h| ObjectId::from_hex(h).ok_or(format!("bad commit {h}")))
-        .collect::<Result<_, _>>()?;
-    let stack = spec.repo.join(".git/reftable");
-    let mut w = Worker {
-        spec,
-        pool: commit_pool(&commits),
-        commits,
-        rng: Rng(spec.seed ^ (u64::from(spec.id) << 40) ^ 0xc0c0_0000),
-        state: State {
-            own: BTreeMap::new(),
-            last_read: BTreeMap::new(),
-            journal: 0,
-        },
-        reader: None,
-        ours: None,
-        git: None,
-        stack: stack.clone(),
-        failed_reads: Vec::new(),
-    };
-    match spec.kind {
-        WriterKind::Git => {
-            w.git = Some(Git::find(Some(&spec.git))?);
-            w.reader = Some(RefDb::open(&stack, refdb_options(false)).map_err(|e| e.to_string())?);
-        }
-        WriterKind::Ours => {
-            w.ours = Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| e.to_string())?);
-        }
-    }
-    let mut out = std::io::BufWriter::new(
-        std::fs::File::create(&spec.outcomes)
-            .map_err(|e| format!("{}: {e}", spec.outcomes.display()))?,
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !spec.start.exists() {
-        if Instant::now() > deadline {
-            return Err("no start signal within 60 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let mut maintenance = 0;
-    for i in 0..spec.txns {
-        let tick = u64::from(i);
-        let updates = w.updates(i);
-        let message = names::message(spec.id, i);
-        let before = listed_max_index(&w.stack);
-        let (accepted, error, index, class) = w.commit(&updates, &message, tick);
-        let after = listed_max_index(&w.stack);
-        if accepted {
-            w.state.journal += 1;
-            for u in &updates {
-                if names::is_own(spec.id, &u.refname) {
-                    if let Some(Value::Oid(h)) = &u.new {
-                        let id = ObjectId::from_hex(h).expect("hex");
-                        if id.is_null() {
-                            w.state.own.remove(&u.refname);
-                        } else {
-                            w.state.own.insert(u.refname.clone(), id);
-                        }
-                    }
-                }
+impl<'a> Worker<'a> {
+    /// The writer `spec` describes, with the stack open through us (and, for a git writer,
+    /// git found).
+    fn open(spec: &'a WorkerSpec) -> Result<Worker<'a>, String> {
+        let commits: Vec<ObjectId> = spec
+            .commits
+            .iter()
+            .map(|h| ObjectId::from_hex(h).ok_or(format!("bad commit {h}")))
+            .collect::<Result<_, _>>()?;
+        let stack = spec.repo.join(".git/reftable");
+        let mut w = Worker {
+            spec,
+            pool: commit_pool(&commits),
+            commits,
+            rng: Rng(spec.seed ^ (u64::from(spec.id) << 40) ^ 0xc0c0_0000),
+            state: State {
+                own: BTreeMap::new(),
+                last_read: BTreeMap::new(),
+                journal: 0,
+            },
+            reader: None,
+            ours: None,
+            git: None,
+            stack: stack.clone(),
+            failed_reads: Vec::new(),
+        };
+        match spec.kind {
+            WriterKind::Git => {
+                w.git = Some(Git::find(Some(&spec.git))?);
+                w.reader =
+                    Some(RefDb::open(&stack, refdb_options(false)).map_err(|e| e.to_string())?);
             }
+            WriterKind::Ours => {
+                w.ours = Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| e.to_string())?);
+            }
+        }
+        Ok(w)
+    }
+
+    /// Attempt transaction `i` and write its outcome to `out`, then one line for each read
+    /// through git that failed while it was drawn.
+    fn transaction(&mut self, i: u32, out: &mut impl Write) -> Result<(), String> {
+        let spec = self.spec;
+        let tick = u64::from(i);
+        let updates = self.updates(i);
+        let message = names::message(spec.id, i);
+        let before = listed_max_index(&self.stack);
+        let (accepted, error, index, class) = self.commit(&updates, &message, tick);
+        let after = listed_max_index(&self.stack);
+        if accepted {
+            self.acknowledged(&updates);
         }
         let o = Outcome {
             txn: Some(i),
@@ -420,20 +367,71 @@ pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
                 class,
             )
         };
-        write_outcome(&mut out, &o)?;
-        for error in std::mem::take(&mut w.failed_reads) {
+        write_outcome(out, &o)?;
+        for error in std::mem::take(&mut self.failed_reads) {
             let o = other(spec, "read", tick, (before, after), false, error, None);
-            write_outcome(&mut out, &o)?;
+            write_outcome(out, &o)?;
         }
+        Ok(())
+    }
+
+    /// Take in an acknowledged transaction's `updates`: one more journal entry, and the new
+    /// values of this writer's own refs.
+    fn acknowledged(&mut self, updates: &[Update]) {
+        self.state.journal += 1;
+        for u in updates {
+            if names::is_own(self.spec.id, &u.refname) {
+                if let Some(Value::Oid(h)) = &u.new {
+                    let id = ObjectId::from_hex(h).expect("hex");
+                    if id.is_null() {
+                        self.state.own.remove(&u.refname);
+                    } else {
+                        self.state.own.insert(u.refname.clone(), id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Run maintenance number `k` at `tick` and write its outcome to `out`.
+    fn maintenance(&mut self, k: u32, tick: u64, out: &mut impl Write) -> Result<(), String> {
+        let before = listed_max_index(&self.stack);
+        let (what, ok, error, class) = self.maintain(k, tick);
+        let after = listed_max_index(&self.stack);
+        write_outcome(
+            out,
+            &other(self.spec, &what, tick, (before, after), ok, error, class),
+        )
+    }
+}
+
+/// Wait (up to a minute) for the coordinator's start signal, so that every writer starts
+/// at once.
+fn wait_for_start(spec: &WorkerSpec) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !spec.start.exists() {
+        if Instant::now() > deadline {
+            return Err("no start signal within 60 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
+}
+
+/// The worker process's body; its outcomes go to `spec.outcomes`, one JSON line each.
+pub(crate) fn work(spec: &WorkerSpec) -> Result<(), String> {
+    let mut w = Worker::open(spec)?;
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(&spec.outcomes)
+            .map_err(|e| format!("{}: {e}", spec.outcomes.display()))?,
+    );
+    wait_for_start(spec)?;
+    let mut maintenance = 0;
+    for i in 0..spec.txns {
+        w.transaction(i, &mut out)?;
         if spec.maintenance_every > 0 && (i + 1) % spec.maintenance_every == 0 {
-            let before = listed_max_index(&w.stack);
-            let (what, ok, error, class) = w.maintain(maintenance, tick);
-            let after = listed_max_index(&w.stack);
+            w.maintenance(maintenance, u64::from(i), &mut out)?;
             maintenance += 1;
-            write_outcome(
-                &mut out,
-                &other(spec, &what, tick, (before, after), ok, error, class),
-            )?;
         }
     }
     out.flush().map_err(|e| e.to_string())

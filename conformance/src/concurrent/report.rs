@@ -1,0 +1,113 @@
+//! What a concurrent run reports: its counts of attempts, refusals, maintenance runs and
+//! samples, the final stack's size, its findings, and where a finding was minimized to and
+//! written; as a console line and as a Markdown section.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::concurrent::finding::Finding;
+
+/// The result of one concurrent run (and of its minimization).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ConcurrentReport {
+    /// git under test.
+    pub git: String,
+    /// Its version.
+    pub version: String,
+    /// Seed.
+    pub seed: u64,
+    /// Writers: git, ours.
+    pub writers: [u32; 2],
+    /// Transactions attempted per writer.
+    pub txns_per_writer: u32,
+    /// Transactions attempted, acknowledged, refused: git writers, then ours.
+    pub transactions: [[u64; 3]; 2],
+    /// Refusals by cause (`lock`, `old_value`, `df_conflict`, …) per kind of writer.
+    pub refusals: BTreeMap<String, u64>,
+    /// Maintenance runs: git (attempted, succeeded), ours (attempted, succeeded).
+    pub maintenance: [[u64; 2]; 2],
+    /// Reader samples taken: through git, through us.
+    pub samples: [u64; 2],
+    /// Highest update index at the end.
+    pub final_update_index: u64,
+    /// Tables in the final stack.
+    pub final_tables: usize,
+    /// Wall seconds of the run (minimization excluded).
+    pub seconds: f64,
+    /// What went wrong (empty on a clean run).
+    pub findings: Vec<Finding>,
+    /// The smallest configuration that still showed the first finding.
+    pub minimized: Option<String>,
+    /// Where the finding was written.
+    pub finding_dir: Option<String>,
+}
+
+impl ConcurrentReport {
+    /// One line for the console.
+    pub fn line(&self) -> String {
+        let [g, o] = self.transactions;
+        format!(
+            "concurrent: git {} seed {}: {} git + {} our writers × {} transactions in {:.1} s; git {} acknowledged / {} refused, ours {} / {}; maintenance git {}/{}, ours {}/{}; {} + {} samples; {} tables, update index {}; {} unexpected findings, {} from known git defects",
+            self.version,
+            self.seed,
+            self.writers[0],
+            self.writers[1],
+            self.txns_per_writer,
+            self.seconds,
+            g[1],
+            g[2],
+            o[1],
+            o[2],
+            self.maintenance[0][1],
+            self.maintenance[0][0],
+            self.maintenance[1][1],
+            self.maintenance[1][0],
+            self.samples[0],
+            self.samples[1],
+            self.final_tables,
+            self.final_update_index,
+            self.unexpected(),
+            self.findings.len() - self.unexpected()
+        )
+    }
+
+    /// A Markdown section.
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "### Concurrent mode, git {}\n\n{}\n\n",
+            self.version,
+            self.line()
+        );
+        if !self.refusals.is_empty() {
+            let r: Vec<String> = self
+                .refusals
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            s.push_str(&format!("Refusals by cause: {}.\n\n", r.join(", ")));
+        }
+        for f in &self.findings {
+            let known = f
+                .expected
+                .as_ref()
+                .map_or(String::new(), |e| format!(" (known git defect `{e}`)"));
+            s.push_str(&format!("- **{}**{known}: {}\n", f.class, f.detail));
+        }
+        if let Some(m) = &self.minimized {
+            s.push_str(&format!("\nMinimized: `{m}`\n"));
+        }
+        if let Some(d) = &self.finding_dir {
+            s.push_str(&format!("\nWritten to `{d}`\n"));
+        }
+        s
+    }
+
+    /// Findings no known git defect explains.
+    pub fn unexpected(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.expected.is_none())
+            .count()
+    }
+}
