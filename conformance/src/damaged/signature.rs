@@ -1,0 +1,132 @@
+//! What tells git's crashes and the other findings apart: the signal and the first frames
+//! of a backtrace under gdb for crashes, the command for the rest, and error messages
+//! normalized for grouping samples.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::git::driver::{BASE_TIME, TZ};
+use crate::setup::env::Env;
+
+use super::base::Base;
+use super::config::DamageConfig;
+use super::observe::Observation;
+use super::sides::git_args;
+use super::trial::Trial;
+
+/// What tells two findings apart: (side, class, command (empty for crashes), signature).
+pub(crate) type Key = (String, String, String, String);
+
+/// The first frames of git's crash under gdb (function names, or addresses without
+/// symbols), libc and abort machinery left out.
+fn backtrace(env: &Env, base: &Base, repo: &Path, command: &str) -> Option<Vec<String>> {
+    let args = git_args(base, command);
+    let mut c = Command::new("gdb");
+    let date = format!("{} {TZ}", BASE_TIME);
+    reftable_testkit::git::hermetic(&mut c, repo, env.git.home(), &date);
+    c.env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false");
+    c.args(["-batch", "-nx", "-ex", "run", "-ex", "bt 12", "--args"]);
+    c.arg(env.git.bin());
+    c.args(&args);
+    c.stdin(std::process::Stdio::null());
+    let o = c.output().ok()?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut frames = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with('#')) {
+        // `#3  0x000055555569abcd in func (args) at file:line` or `#3  func (args) ...`;
+        // a binary without symbols gives `?? ()`, and the address stands for the frame
+        // (gdb runs the program without address randomization, so it is stable).
+        let mut t = line.split_whitespace().skip(1);
+        let first = t.next().unwrap_or("?");
+        let (addr, func) = if first.starts_with("0x") {
+            t.next();
+            (Some(first), t.next().unwrap_or("??"))
+        } else {
+            (None, first)
+        };
+        let libc = func.starts_with("__")
+            || [
+                "raise",
+                "abort",
+                "memcpy",
+                "memmove",
+                "memcmp",
+                "strlen",
+                "pthread_kill",
+                "gsignal",
+            ]
+            .contains(&func);
+        if libc {
+            continue;
+        }
+        frames.push(match (func, addr) {
+            ("??", Some(a)) => a.to_string(),
+            _ => func.to_string(),
+        });
+        if frames.len() == 3 {
+            break;
+        }
+    }
+    (!frames.is_empty()).then_some(frames)
+}
+
+/// The name of the signal in a crash's detail (`signal N; ...`).
+fn signal_name(detail: &str) -> &'static str {
+    match detail
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.trim_end_matches(';').parse::<i32>().ok())
+    {
+        Some(6) => "SIGABRT",
+        Some(11) => "SIGSEGV",
+        Some(7) => "SIGBUS",
+        Some(8) => "SIGFPE",
+        _ => "signal",
+    }
+}
+
+/// The key that tells findings apart.
+pub(crate) fn signature(
+    env: &Env,
+    cfg: &DamageConfig,
+    base: &Base,
+    t: &Trial,
+    o: &Observation,
+) -> String {
+    let (side, class, command, detail) = o;
+    if *side == "git" && *class == "crash" {
+        let sig = signal_name(detail);
+        if cfg.gdb {
+            // gdb runs on a fresh copy: pack-refs may have rewritten the stack.
+            if let Some(frames) = backtrace(env, base, &t.git_repo, command) {
+                return format!("{sig} in {}", frames.join(" < "));
+            }
+        }
+        return format!("{sig} in {command}");
+    }
+    // The other classes are one behaviour per command (git swallowing a load error, git
+    // reading less than we check, ...), whatever the damage; our errors are kept as samples.
+    command.to_string()
+}
+
+/// An error message without numbers and table names, for grouping.
+pub(crate) fn normalize(s: &str) -> String {
+    let s = s.split("; git stderr").next().unwrap_or(s);
+    let mut out = String::new();
+    let mut last_digit = false;
+    for ch in s.chars() {
+        if ch.is_ascii_hexdigit() && ch.is_ascii_digit() {
+            if !last_digit {
+                out.push('N');
+            }
+            last_digit = true;
+        } else {
+            last_digit = false;
+            out.push(ch);
+        }
+    }
+    out.split_whitespace()
+        .filter(|w| !w.contains(".ref"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,82 @@
+//! What a run has found so far, gathered under one lock by its workers: the distinct
+//! findings by key (each with its count, commands, samples and first damage) and how often
+//! each of git's commands ended which way.
+
+use std::collections::BTreeMap;
+
+use crate::git::driver::Exit;
+
+use super::damage::Damage;
+use super::observe::Observation;
+use super::report::Finding;
+use super::signature::{normalize, Key};
+
+/// The findings and git's outcomes of a run so far.
+#[derive(Default)]
+pub(crate) struct Tally {
+    /// Distinct findings, by what tells them apart.
+    pub(crate) findings: BTreeMap<Key, Finding>,
+    /// How often each `command: outcome` of git's was seen.
+    pub(crate) outcomes: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// Count how each of git's commands of a trial ended.
+    pub(crate) fn count_exits(&mut self, exits: Vec<(&'static str, Exit)>) {
+        for (c, e) in exits {
+            let class = match e {
+                Exit::Code(0) => "exit 0".to_string(),
+                Exit::Code(_) => "error".to_string(),
+                Exit::Signal(s) => format!("signal {s}"),
+                Exit::Timeout => "timeout".to_string(),
+            };
+            *self.outcomes.entry(format!("{c}: {class}")).or_default() += 1;
+        }
+    }
+
+    /// Record observation `o` with signature `sig`, seen under `damage` on base `bi`: one
+    /// more sighting of a known finding, or a new one (announced on stderr).
+    pub(crate) fn record(&mut self, o: Observation, sig: String, damage: &Damage, bi: usize) {
+        let command = if o.1 == "crash" { "" } else { o.2 };
+        let key = (
+            o.0.to_string(),
+            o.1.to_string(),
+            command.to_string(),
+            sig.clone(),
+        );
+        let sample = normalize(&o.3);
+        self.findings
+            .entry(key)
+            .and_modify(|f| {
+                f.count += 1;
+                if !f.commands.iter().any(|c| c == o.2) {
+                    f.commands.push(o.2.into());
+                }
+                if f.samples.len() < 8 && !f.samples.contains(&sample) {
+                    f.samples.push(sample.clone());
+                }
+            })
+            .or_insert_with(|| {
+                eprintln!(
+                    "damaged: {} {} on {}: {sig} ({})",
+                    o.0,
+                    o.1,
+                    o.2,
+                    damage.kinds()
+                );
+                Finding {
+                    side: o.0.into(),
+                    class: o.1.into(),
+                    command: o.2.into(),
+                    commands: vec![o.2.into()],
+                    samples: vec![sample.clone()],
+                    signature: sig,
+                    count: 1,
+                    damage: damage.clone(),
+                    base: bi,
+                    detail: o.3.chars().take(2000).collect(),
+                    case_dir: None,
+                }
+            });
+    }
+}

@@ -1,0 +1,99 @@
+//! A run's workers: each takes the next trial number until every trial is taken or the
+//! time budget is spent; a trial is its damage drawn, the damaged copy prepared, every
+//! command observed on both sides, crashes signed (under gdb on a fresh copy), and all of it
+//! counted into the run's [`Tally`].
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::setup::env::Env;
+
+use super::base::Base;
+use super::config::{DamageConfig, COMMANDS};
+use super::damage::Damage;
+use super::observe::{observe, Observation};
+use super::signature::signature;
+use super::tally::Tally;
+use super::trial::{damage_for, Trial};
+
+/// What the workers of a run share.
+pub(crate) struct Workers<'a> {
+    /// The git under test.
+    pub(crate) env: &'a Env,
+    /// The run's configuration.
+    pub(crate) cfg: &'a DamageConfig,
+    /// The undamaged starting points, taken in turn.
+    pub(crate) bases: &'a [Base],
+    /// The run's scratch directory (a `trial-JOB` and a `gdb-JOB` per worker).
+    pub(crate) work: &'a Path,
+    /// The next trial number to take.
+    pub(crate) next: AtomicU64,
+    /// Commands run so far (git's and ours).
+    pub(crate) commands: AtomicU64,
+    /// What was found so far.
+    pub(crate) found: Mutex<Tally>,
+}
+
+impl Workers<'_> {
+    /// Worker `job`: take trials until every one is taken or the budget counted from
+    /// `start` is spent.
+    pub(crate) fn work(&self, job: usize, start: Instant) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.cfg.trials || start.elapsed() > self.cfg.budget {
+                break;
+            }
+            self.trial(job, i);
+        }
+    }
+
+    /// Trial `i` on worker `job` (skipped when its damaged copy cannot be prepared).
+    fn trial(&self, job: usize, i: u64) {
+        let bi = (i % self.bases.len() as u64) as usize;
+        let base = &self.bases[bi];
+        let damage = damage_for(self.cfg.seed, i, base);
+        let dir = self.work.join(format!("trial-{job}"));
+        let Ok(t) = Trial::prepare(base, &damage, &dir) else {
+            return;
+        };
+        let (obs, exits) = observe(self.env, self.cfg, base, &t);
+        self.commands
+            .fetch_add(2 * COMMANDS.len() as u64, Ordering::Relaxed);
+        let sigs = self.signatures(job, base, &damage, &t, &obs);
+        let mut g = self.found.lock().expect("lock");
+        g.count_exits(exits);
+        for (o, sig) in obs.into_iter().zip(sigs) {
+            g.record(o, sig, &damage, bi);
+        }
+    }
+
+    /// The signature of each observation of trial `t`; a crash is re-run under gdb on a
+    /// fresh copy.
+    fn signatures(
+        &self,
+        job: usize,
+        base: &Base,
+        damage: &Damage,
+        t: &Trial,
+        obs: &[Observation],
+    ) -> Vec<String> {
+        let mut sigs = Vec::new();
+        for o in obs {
+            let t2 = if o.1 == "crash" {
+                Trial::prepare(base, damage, &self.work.join(format!("gdb-{job}"))).ok()
+            } else {
+                None
+            };
+            sigs.push(signature(
+                self.env,
+                self.cfg,
+                base,
+                t2.as_ref().unwrap_or(t),
+                o,
+            ));
+        }
+        sigs
+    }
+}
