@@ -1,6 +1,36 @@
 //! The conformance gate: randomized ref operation sequences run on real git and on the
 //! `reftable` crate (plus an in-memory model and a libgit2 files-backend twin), compared
 //! after every step; divergences become replayable, minimized case directories.
+//!
+//! A folder per mode over shared folders; each file uses only files below it (see
+//! `ARCHITECTURE.md`, and `python3 ci/layout.py --strict conformance/src`):
+//!
+//! | mode | folder | command |
+//! | --- | --- | --- |
+//! | generated cases | [`generated`] | `conformance run` |
+//! | concurrent writers | [`concurrent`] | `conformance run --concurrent` (and the round the default run ends with) |
+//! | migration | [`migrate`] | `conformance migrate` |
+//! | damaged stacks | [`damaged`] | `conformance damaged` |
+//!
+//! Where to find things:
+//!
+//! - **a check of the generated mode**: the [`finding::divergence::Check`] variant names it;
+//!   the comparison is in `generated/executor/checks.rs` (state after every step, git's view,
+//!   reflogs, git reading our stack), `lookups.rs` (point lookups), `expiry.rs` (reflog
+//!   expiry in compaction), or [`generated::verdict`] (accept/refuse and the refusal's class);
+//!   each operation's run on git, us and the model in `generated/executor/steps.rs`.
+//! - **a check of another mode**: `concurrent/check.rs` (one function per family),
+//!   [`migrate`], `damaged/observe.rs`.
+//! - **the wording of a git message**: [`git::messages::WORDINGS`] (every wording from 2.45
+//!   to master, mapped to an [`err_class::ErrClass`]).
+//! - **a probe of what a git does**: [`git::profile`] (`probe` and one helper per feature).
+//! - **a known git defect**: [`defects::registry`], which reads
+//!   `conformance/expected-divergences.json`; each entry's case and git-only reproducer are
+//!   under `conformance/expected/<id>/`.
+//! - **how git is run**: [`git::driver`] (environment, timeouts that kill the process group,
+//!   `update-ref --stdin` coprocesses).
+//! - **what a finding directory holds**: `generated/casedir.rs`, `concurrent/finding_dir.rs`,
+//!   `damaged/finding_dir.rs`.
 
 pub use reftable_harness::refs_model as model;
 pub use reftable_harness::{ops, snapshot};

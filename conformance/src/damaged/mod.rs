@@ -1,5 +1,5 @@
 //! The damaged-stack mode: stacks the gate wrote (git's side of generated cases), damaged by
-//! [`crate::damage`] and handed to git's readers and writers and to ours.
+//! [`damage`] and handed to git's readers and writers and to ours.
 //!
 //! What is recorded for git, per command: a crash (signal), a hang, a load error hidden
 //! behind exit 0 and empty output, a file touched outside the repository, data printed from
