@@ -9,6 +9,7 @@ use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport
 use conformance::defects::registry::{self, ExpectedSet};
 use conformance::generated::case::run_concrete;
 use conformance::generated::casedir::CaseFile;
+use conformance::generated::report::Report;
 use conformance::generated::run::{minimize_dir, run, RunConfig};
 use conformance::git::driver::Git;
 use conformance::setup::env::Env;
@@ -279,39 +280,15 @@ fn concurrent_rounds(
 
 fn run_cmd(args: RunArgs) -> i32 {
     let shard = parse_shard(&args.shard);
-    let gits: Vec<Option<&Path>> = if args.git.is_empty() {
-        vec![None]
-    } else {
-        args.git.iter().map(|g| Some(g.as_path())).collect()
-    };
-    let envs: Vec<Env> = gits.into_iter().map(env).collect();
+    let envs = run_envs(&args);
     let path = args.expected.clone().unwrap_or_else(registry::default_path);
     let known = ExpectedSet::load(&path).unwrap_or_else(|e| {
         eprintln!("conformance: {e}");
         std::process::exit(2);
     });
-    for (i, e) in envs.iter().enumerate() {
-        eprintln!(
-            "git {i}: {} ({}): {}",
-            e.git.bin().display(),
-            e.git.version(),
-            e.profile.summary()
-        );
-        for s in &e.profile.surprises {
-            eprintln!("git {i}: probe surprise: {s}");
-        }
-    }
+    announce_gits(&envs);
     if args.concurrent {
-        let (clean, reports) =
-            concurrent_rounds(&args, &envs, &known, args.concurrent_txns.unwrap_or(500));
-        if let Some(p) = &args.report_md {
-            let md: String = reports.iter().map(ConcurrentReport::markdown).collect();
-            let _ = std::fs::write(p, md);
-        }
-        if let Some(p) = &args.report_json {
-            let _ = std::fs::write(p, serde_json::to_string_pretty(&reports).expect("json"));
-        }
-        return i32::from(!clean);
+        return concurrent_only(&args, &envs, &known);
     }
     let cfg = RunConfig {
         cases: args.cases,
@@ -338,6 +315,53 @@ fn run_cmd(args: RunArgs) -> i32 {
     if let Some(p) = &args.report_md {
         let _ = std::fs::write(p, r.markdown());
     }
+    print_run(&r);
+    i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0 || !concurrent_clean)
+}
+
+/// One env per `--git` (the default git when none is given).
+fn run_envs(args: &RunArgs) -> Vec<Env> {
+    let gits: Vec<Option<&Path>> = if args.git.is_empty() {
+        vec![None]
+    } else {
+        args.git.iter().map(|g| Some(g.as_path())).collect()
+    };
+    gits.into_iter().map(env).collect()
+}
+
+/// Each git under test on stderr: binary, version, what the probe found and its surprises.
+fn announce_gits(envs: &[Env]) {
+    for (i, e) in envs.iter().enumerate() {
+        eprintln!(
+            "git {i}: {} ({}): {}",
+            e.git.bin().display(),
+            e.git.version(),
+            e.profile.summary()
+        );
+        for s in &e.profile.surprises {
+            eprintln!("git {i}: probe surprise: {s}");
+        }
+    }
+}
+
+/// `run --concurrent`: the concurrent mode alone on every git, its reports written; the
+/// exit status.
+fn concurrent_only(args: &RunArgs, envs: &[Env], known: &ExpectedSet) -> i32 {
+    let (clean, reports) =
+        concurrent_rounds(args, envs, known, args.concurrent_txns.unwrap_or(500));
+    if let Some(p) = &args.report_md {
+        let md: String = reports.iter().map(ConcurrentReport::markdown).collect();
+        let _ = std::fs::write(p, md);
+    }
+    if let Some(p) = &args.report_json {
+        let _ = std::fs::write(p, serde_json::to_string_pretty(&reports).expect("json"));
+    }
+    i32::from(!clean)
+}
+
+/// A run's outcome on stdout: each unexpected divergence, per git its stale known
+/// divergences and figures, the known git defects seen, the totals.
+fn print_run(r: &Report) {
     for d in r.divergences.iter().filter(|d| d.expected.is_none()) {
         println!("{}", d.line());
     }
@@ -371,7 +395,6 @@ fn run_cmd(args: RunArgs) -> i32 {
     if let Some(line) = r.cpu_line() {
         println!("{line}");
     }
-    i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0 || !concurrent_clean)
 }
 
 /// The git a case directory is replayed on: `--git`, else the one it recorded, else the

@@ -140,8 +140,16 @@ pub fn git_only(
     pool: &ObjectPool,
     divergences: &[Divergence],
 ) -> String {
-    let hash = opts.hash();
     let mut s = String::new();
+    header(&mut s, title, opts, ops, divergences);
+    setup(&mut s, opts);
+    pool_objects(&mut s, pool);
+    steps(&mut s, ops);
+    s
+}
+
+/// The script's header comment: what it does, what the gate saw, the case's options.
+fn header(s: &mut String, title: &str, opts: &CaseOptions, ops: &[Op], divergences: &[Divergence]) {
     s.push_str("#!/bin/sh\n");
     s.push_str(&format!("# {title}\n"));
     s.push_str(
@@ -164,13 +172,18 @@ pub fn git_only(
     }
     s.push_str(&format!(
         "#\n# Options: {} object format, reftable.blockSize={}, reftable.restartInterval={}, reftable.indexObjects={}, core.logAllRefUpdates={}, auto-compaction {}.\n",
-        hash.name(),
+        opts.hash().name(),
         opts.block_size,
         opts.restart_interval,
         opts.index_objects,
         opts.log_refs.as_str(),
         if opts.auto_compaction { "on" } else { "off" }
     ));
+}
+
+/// The scratch directory, git's environment and clock, the `state` function, and the
+/// repository with the case's options.
+fn setup(s: &mut String, opts: &CaseOptions) {
     s.push_str("set -u\nGIT=${1:-git}\nscratch=$(mktemp -d)\ntrap 'rm -rf \"$scratch\"' EXIT\n");
     s.push_str("export HOME=\"$scratch\" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C TZ=UTC\n");
     s.push_str(&format!(
@@ -188,7 +201,7 @@ pub fn git_only(
     s.push_str("\"$GIT\" version\n");
     s.push_str(&format!(
         "\"$GIT\" init -q --ref-format=reftable --object-format={} -b main \"$scratch/repo\" && cd \"$scratch/repo\" || exit 2\n",
-        hash.name()
+        opts.hash().name()
     ));
     for (k, v) in [
         ("reftable.blockSize", opts.block_size.to_string()),
@@ -201,7 +214,10 @@ pub fn git_only(
     ] {
         s.push_str(&format!("\"$GIT\" config {k} {v}\n"));
     }
-    // The pool's objects, made as the gate makes them.
+}
+
+/// The pool's objects, made as the gate makes them, each checked against the gate's id.
+fn pool_objects(s: &mut String, pool: &ObjectPool) {
     s.push_str("at 0\ntree=$(\"$GIT\" mktree </dev/null)\n");
     let p = &pool.pool;
     for (i, c) in p.commits.iter().enumerate() {
@@ -226,6 +242,10 @@ pub fn git_only(
             "[ \"$t{i}\" = {t} ] || echo \"warning: tag {i} is $t{i}, not the gate's {t}\"\n"
         ));
     }
+}
+
+/// Every operation at its tick, with its exit status and the refs after it.
+fn steps(s: &mut String, ops: &[Op]) {
     let ticks = ticks(ops);
     for (i, (op, tick)) in ops.iter().zip(ticks).enumerate() {
         s.push_str(&format!(
@@ -241,7 +261,6 @@ pub fn git_only(
         }
         s.push_str("echo \"exit $?\"\nstate\n");
     }
-    s
 }
 
 #[cfg(test)]

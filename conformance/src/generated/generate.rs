@@ -333,170 +333,13 @@ impl Resolver {
 
     /// The concrete operation for `op`; `None` when it resolves to nothing.
     pub fn resolve(&mut self, op: &AOp, model: &Model, null: &ObjectId) -> Option<Op> {
-        let oid = |i: u8| Value::oid(&value_of(&self.pool, i));
         match op {
             AOp::Txn(updates, msg, new_segment, create_reflog) => {
-                if *new_segment {
-                    self.message = self.messages[*msg as usize % self.messages.len()].clone();
-                    self.create_reflog = *create_reflog;
-                }
-                let mut out: Vec<Update> = Vec::new();
-                for u in updates {
-                    let upd = match *u {
-                        AUpdate::Create(n, v) => Update {
-                            refname: self.name(n),
-                            new: Some(oid(v)),
-                            old: Some(Value::oid(null)),
-                            no_deref: false,
-                        },
-                        AUpdate::Update(n, v, o) => {
-                            let name = self.name(n);
-                            let old = match self.old(o, model, &name, null) {
-                                Some(Value::Oid(h))
-                                    if ObjectId::from_hex(&h).is_some_and(|i| i.is_null()) =>
-                                {
-                                    Some(Value::Oid(h))
-                                }
-                                other => other,
-                            };
-                            Update {
-                                refname: name,
-                                new: Some(oid(v)),
-                                old,
-                                no_deref: false,
-                            }
-                        }
-                        AUpdate::Delete(n, o) => {
-                            let name = self.name(n);
-                            // update-ref refuses a zero old id for delete.
-                            let old = match o {
-                                OldSpec::Absent => None,
-                                o => self.old(o, model, &name, null),
-                            };
-                            Update {
-                                refname: name,
-                                new: Some(Value::oid(null)),
-                                old,
-                                no_deref: false,
-                            }
-                        }
-                        AUpdate::Verify(n, o) => {
-                            let name = self.name(n);
-                            let old = self.old(o, model, &name, null).or(Some(Value::oid(null)));
-                            Update {
-                                refname: name,
-                                new: None,
-                                old,
-                                no_deref: false,
-                            }
-                        }
-                        AUpdate::SymrefCreate(n, t) => Update {
-                            refname: self.name(n),
-                            new: Some(Value::Symref(self.name(t))),
-                            old: Some(Value::oid(null)),
-                            no_deref: false,
-                        },
-                        AUpdate::SymrefUpdate(n, t, check, no_deref) => {
-                            let name = self.name(n);
-                            let old = if check {
-                                self.current(model, &name)
-                            } else {
-                                None
-                            };
-                            Update {
-                                refname: name,
-                                new: Some(Value::Symref(self.name(t))),
-                                old,
-                                no_deref,
-                            }
-                        }
-                        AUpdate::SymrefDelete(n, check) => {
-                            let name = self.name(n);
-                            let old = if check {
-                                match self.current(model, &name) {
-                                    Some(Value::Symref(t)) => Some(Value::Symref(t)),
-                                    _ => None,
-                                }
-                            } else {
-                                None
-                            };
-                            Update {
-                                refname: name,
-                                new: Some(Value::oid(null)),
-                                old,
-                                no_deref: true,
-                            }
-                        }
-                        AUpdate::UpdateNoDeref(n, v) => Update {
-                            refname: self.name(n),
-                            new: Some(oid(v)),
-                            old: None,
-                            no_deref: true,
-                        },
-                        AUpdate::CreateNoDeref(n, v) => Update {
-                            refname: self.name(n),
-                            new: Some(oid(v)),
-                            old: Some(Value::oid(null)),
-                            no_deref: true,
-                        },
-                    };
-                    match upd.stdin_lines() {
-                        Some(l) if self.symref_commands || !l.contains("symref-") => out.push(upd),
-                        _ => {}
-                    }
-                }
-                (!out.is_empty()).then(|| Op::Txn {
-                    updates: out,
-                    message: self.message.clone(),
-                    create_reflog: self.create_reflog,
-                })
+                self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)
             }
-            AOp::MassCreate(p, n, v) => {
-                let prefix =
-                    ["refs/tags/t-", "refs/heads/mass/", "refs/tags/old-"][*p as usize % 3];
-                let names: Vec<String> = (0..*n).map(|i| format!("{prefix}{i:04}")).collect();
-                self.mass[*p as usize % 3] = names.clone();
-                let value = Value::oid(&self.pool.commits[*v as usize % self.pool.commits.len()]);
-                Some(Op::Txn {
-                    updates: names
-                        .into_iter()
-                        .map(|refname| Update {
-                            refname,
-                            new: Some(value.clone()),
-                            old: None,
-                            no_deref: false,
-                        })
-                        .collect(),
-                    message: self.message.clone(),
-                    create_reflog: self.create_reflog,
-                })
-            }
-            AOp::MassDelete(p) => {
-                let names = std::mem::take(&mut self.mass[*p as usize % 3]);
-                let updates: Vec<Update> = names
-                    .into_iter()
-                    .filter(|n| model.refs.contains_key(n))
-                    .map(|refname| Update {
-                        refname,
-                        new: Some(Value::oid(null)),
-                        old: None,
-                        no_deref: true,
-                    })
-                    .collect();
-                (!updates.is_empty()).then(|| Op::Txn {
-                    updates,
-                    message: self.message.clone(),
-                    create_reflog: self.create_reflog,
-                })
-            }
-            AOp::Expire(n, all) => Some(Op::ReflogExpire {
-                refname: self.name(*n),
-                expire: if *all {
-                    Expire::All
-                } else {
-                    Expire::Before(crate::git::driver::BASE_TIME + 60 * u64::from(*n % 8))
-                },
-            }),
+            AOp::MassCreate(p, n, v) => Some(self.mass_create(*p, *n, *v)),
+            AOp::MassDelete(p) => self.mass_delete(*p, model, null),
+            AOp::Expire(n, all) => Some(self.expire(*n, *all)),
             AOp::ReflogDelete(n, i, r) => Some(Op::ReflogDelete {
                 refname: self.name(*n),
                 index: *i as usize,
@@ -506,19 +349,222 @@ impl Resolver {
             AOp::Branch(a, b, shape, copy, force) => {
                 self.branch(model, *a, *b, *shape, *copy, *force)
             }
-            AOp::FillBlock(delta, v) => {
-                let len = filling_name_length(self.block_size, self.hash, *delta)?;
-                Some(Op::Txn {
-                    updates: vec![Update {
-                        refname: name_of_length(len, &format!("{len}")),
-                        new: Some(oid(*v)),
-                        old: None,
-                        no_deref: false,
-                    }],
-                    message: self.message.clone(),
-                    create_reflog: self.create_reflog,
-                })
+            AOp::FillBlock(delta, v) => self.fill_block(*delta, *v),
+        }
+    }
+
+    /// The object abstract value `i` stands for, as a ref value.
+    fn oid(&self, i: u8) -> Value {
+        Value::oid(&value_of(&self.pool, i))
+    }
+
+    /// A transaction of `updates` with the current segment's message and flag.
+    fn segment_txn(&self, updates: Vec<Update>) -> Op {
+        Op::Txn {
+            updates,
+            message: self.message.clone(),
+            create_reflog: self.create_reflog,
+        }
+    }
+
+    /// [`AOp::Txn`]: a new segment's message and flag when it starts one, then its updates
+    /// (the `symref-*` ones only where git has those commands); `None` when none is left.
+    fn txn_op(
+        &mut self,
+        updates: &[AUpdate],
+        msg: u8,
+        new_segment: bool,
+        create_reflog: bool,
+        model: &Model,
+        null: &ObjectId,
+    ) -> Option<Op> {
+        if new_segment {
+            self.message = self.messages[msg as usize % self.messages.len()].clone();
+            self.create_reflog = create_reflog;
+        }
+        let mut out: Vec<Update> = Vec::new();
+        for u in updates {
+            let upd = self.update(u, model, null);
+            match upd.stdin_lines() {
+                Some(l) if self.symref_commands || !l.contains("symref-") => out.push(upd),
+                _ => {}
             }
         }
+        (!out.is_empty()).then(|| self.segment_txn(out))
+    }
+
+    /// The concrete update for `u`.
+    fn update(&self, u: &AUpdate, model: &Model, null: &ObjectId) -> Update {
+        match *u {
+            AUpdate::Create(n, v) => Update {
+                refname: self.name(n),
+                new: Some(self.oid(v)),
+                old: Some(Value::oid(null)),
+                no_deref: false,
+            },
+            AUpdate::Update(n, v, o) => self.update_with_old(n, v, o, model, null),
+            AUpdate::Delete(n, o) => self.delete(n, o, model, null),
+            AUpdate::Verify(n, o) => {
+                let name = self.name(n);
+                let old = self.old(o, model, &name, null).or(Some(Value::oid(null)));
+                Update {
+                    refname: name,
+                    new: None,
+                    old,
+                    no_deref: false,
+                }
+            }
+            AUpdate::SymrefCreate(n, t) => Update {
+                refname: self.name(n),
+                new: Some(Value::Symref(self.name(t))),
+                old: Some(Value::oid(null)),
+                no_deref: false,
+            },
+            AUpdate::SymrefUpdate(n, t, check, no_deref) => {
+                self.symref_update(n, t, check, no_deref, model)
+            }
+            AUpdate::SymrefDelete(n, check) => self.symref_delete(n, check, model, null),
+            AUpdate::UpdateNoDeref(n, v) => Update {
+                refname: self.name(n),
+                new: Some(self.oid(v)),
+                old: None,
+                no_deref: true,
+            },
+            AUpdate::CreateNoDeref(n, v) => Update {
+                refname: self.name(n),
+                new: Some(self.oid(v)),
+                old: Some(Value::oid(null)),
+                no_deref: true,
+            },
+        }
+    }
+
+    /// [`AUpdate::Update`]: `update` expecting the old value `o` stands for.
+    fn update_with_old(&self, n: u8, v: u8, o: OldSpec, model: &Model, null: &ObjectId) -> Update {
+        let name = self.name(n);
+        let old = match self.old(o, model, &name, null) {
+            Some(Value::Oid(h)) if ObjectId::from_hex(&h).is_some_and(|i| i.is_null()) => {
+                Some(Value::Oid(h))
+            }
+            other => other,
+        };
+        Update {
+            refname: name,
+            new: Some(self.oid(v)),
+            old,
+            no_deref: false,
+        }
+    }
+
+    /// [`AUpdate::Delete`]: `delete`, never with a zero old id.
+    fn delete(&self, n: u8, o: OldSpec, model: &Model, null: &ObjectId) -> Update {
+        let name = self.name(n);
+        // update-ref refuses a zero old id for delete.
+        let old = match o {
+            OldSpec::Absent => None,
+            o => self.old(o, model, &name, null),
+        };
+        Update {
+            refname: name,
+            new: Some(Value::oid(null)),
+            old,
+            no_deref: false,
+        }
+    }
+
+    /// [`AUpdate::SymrefUpdate`]: `symref-update`, expecting the current value when `check`.
+    fn symref_update(&self, n: u8, t: u8, check: bool, no_deref: bool, model: &Model) -> Update {
+        let name = self.name(n);
+        let old = if check {
+            self.current(model, &name)
+        } else {
+            None
+        };
+        Update {
+            refname: name,
+            new: Some(Value::Symref(self.name(t))),
+            old,
+            no_deref,
+        }
+    }
+
+    /// [`AUpdate::SymrefDelete`]: `symref-delete`, expecting the current target when
+    /// `check` and the ref is a symref.
+    fn symref_delete(&self, n: u8, check: bool, model: &Model, null: &ObjectId) -> Update {
+        let name = self.name(n);
+        let old = if check {
+            match self.current(model, &name) {
+                Some(Value::Symref(t)) => Some(Value::Symref(t)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        Update {
+            refname: name,
+            new: Some(Value::oid(null)),
+            old,
+            no_deref: true,
+        }
+    }
+
+    /// [`AOp::MassCreate`]: `n` refs under prefix `p`, remembered for [`AOp::MassDelete`].
+    fn mass_create(&mut self, p: u8, n: u16, v: u8) -> Op {
+        let prefix = ["refs/tags/t-", "refs/heads/mass/", "refs/tags/old-"][p as usize % 3];
+        let names: Vec<String> = (0..n).map(|i| format!("{prefix}{i:04}")).collect();
+        self.mass[p as usize % 3] = names.clone();
+        let value = Value::oid(&self.pool.commits[v as usize % self.pool.commits.len()]);
+        self.segment_txn(
+            names
+                .into_iter()
+                .map(|refname| Update {
+                    refname,
+                    new: Some(value.clone()),
+                    old: None,
+                    no_deref: false,
+                })
+                .collect(),
+        )
+    }
+
+    /// [`AOp::MassDelete`]: delete the refs of the last mass create under prefix `p` that
+    /// still exist; `None` when none does.
+    fn mass_delete(&mut self, p: u8, model: &Model, null: &ObjectId) -> Option<Op> {
+        let names = std::mem::take(&mut self.mass[p as usize % 3]);
+        let updates: Vec<Update> = names
+            .into_iter()
+            .filter(|n| model.refs.contains_key(n))
+            .map(|refname| Update {
+                refname,
+                new: Some(Value::oid(null)),
+                old: None,
+                no_deref: true,
+            })
+            .collect();
+        (!updates.is_empty()).then(|| self.segment_txn(updates))
+    }
+
+    /// [`AOp::Expire`]: expire all of a reflog or the entries before a time.
+    fn expire(&self, n: u8, all: bool) -> Op {
+        Op::ReflogExpire {
+            refname: self.name(n),
+            expire: if all {
+                Expire::All
+            } else {
+                Expire::Before(crate::git::driver::BASE_TIME + 60 * u64::from(n % 8))
+            },
+        }
+    }
+
+    /// [`AOp::FillBlock`]: one ref whose record fills the first ref block (plus `delta`);
+    /// `None` when no name length does.
+    fn fill_block(&self, delta: i8, v: u8) -> Option<Op> {
+        let len = filling_name_length(self.block_size, self.hash, delta)?;
+        Some(self.segment_txn(vec![Update {
+            refname: name_of_length(len, &format!("{len}")),
+            new: Some(self.oid(v)),
+            old: None,
+            no_deref: false,
+        }]))
     }
 }

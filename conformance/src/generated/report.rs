@@ -170,6 +170,20 @@ impl Report {
     /// The Markdown summary.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
+        self.md_summary(&mut s);
+        self.md_git_table(&mut s);
+        self.md_kinds(&mut s);
+        self.md_concurrent(&mut s);
+        for g in &self.gits {
+            md_git_section(&mut s, g);
+        }
+        self.md_unexpected(&mut s);
+        self.md_git_defects(&mut s);
+        s
+    }
+
+    /// The title, the run's figures and where its CPU time went.
+    fn md_summary(&self, s: &mut String) {
         s.push_str("# reftable conformance run\n\n");
         s.push_str(&format!(
             "Seed {}, shard {}, {} cases per git, {:.1} s of cases ({:.0} operations/s over every git), {:.1} s minimizing. Expected divergences from `{}`.\n\n",
@@ -185,6 +199,10 @@ impl Report {
             s.push_str(&line);
             s.push_str("\n\n");
         }
+    }
+
+    /// One table row per git: cases, operations, speed and divergences.
+    fn md_git_table(&self, s: &mut String) {
         s.push_str("| git | cases | operations | operations/s | unexpected | expected | stale known |\n|---|---|---|---|---|---|---|\n");
         for g in &self.gits {
             s.push_str(&format!(
@@ -199,6 +217,10 @@ impl Report {
                 g.stale_expected.len()
             ));
         }
+    }
+
+    /// Per git, the operations run by kind and how many git accepted.
+    fn md_kinds(&self, s: &mut String) {
         for g in &self.gits {
             let kinds: Vec<String> = g
                 .kinds
@@ -209,40 +231,18 @@ impl Report {
                 s.push_str(&format!("\ngit {}: {}.\n", g.version, kinds.join(", ")));
             }
         }
+    }
+
+    /// The concurrent rounds' own summaries.
+    fn md_concurrent(&self, s: &mut String) {
         for c in self.gits.iter().filter_map(|g| g.concurrent.as_ref()) {
             s.push('\n');
             s.push_str(&c.markdown());
         }
-        for g in &self.gits {
-            s.push_str(&format!(
-                "\n## git {}\n\n- binary: `{}`\n",
-                g.version, g.path
-            ));
-            if let Some(c) = &g.commit {
-                s.push_str(&format!("- built from commit {c}\n"));
-            }
-            if let Some(p) = &g.profile {
-                s.push_str(&format!("- profile: {}\n", p.summary()));
-                s.push_str(&format!(
-                    "- reflog expire without a reflog says: `{}`\n",
-                    p.no_reflog_message
-                ));
-                for x in &p.surprises {
-                    s.push_str(&format!("- probe surprise: {x}\n"));
-                }
-            }
-            s.push_str(&format!(
-                "- {} checks skipped because their inputs had not changed since they passed\n\n",
-                g.unchanged_skipped
-            ));
-            s.push_str("| check | comparisons |\n|---|---|\n");
-            for (k, v) in &g.comparisons {
-                s.push_str(&format!("| {k} | {v} |\n"));
-            }
-            for x in &g.stale_expected {
-                s.push_str(&format!("\n**stale:** {x}\n"));
-            }
-        }
+    }
+
+    /// The divergences not known as git defects, one line each.
+    fn md_unexpected(&self, s: &mut String) {
         let unexpected: Vec<&DivergenceRecord> = self
             .divergences
             .iter()
@@ -254,6 +254,10 @@ impl Report {
                 s.push_str(&format!("- {}\n", d.line()));
             }
         }
+    }
+
+    /// The known git defects seen, with their reasons and git-only reproducers.
+    fn md_git_defects(&self, s: &mut String) {
         if !self.git_defects.is_empty() {
             s.push_str("\n## git defects found\n");
             for d in &self.git_defects {
@@ -263,7 +267,39 @@ impl Report {
                 ));
             }
         }
-        s
+    }
+}
+
+/// The section of one git: its binary, build, profile, skipped checks, comparisons per
+/// check and stale known divergences.
+fn md_git_section(s: &mut String, g: &GitSection) {
+    s.push_str(&format!(
+        "\n## git {}\n\n- binary: `{}`\n",
+        g.version, g.path
+    ));
+    if let Some(c) = &g.commit {
+        s.push_str(&format!("- built from commit {c}\n"));
+    }
+    if let Some(p) = &g.profile {
+        s.push_str(&format!("- profile: {}\n", p.summary()));
+        s.push_str(&format!(
+            "- reflog expire without a reflog says: `{}`\n",
+            p.no_reflog_message
+        ));
+        for x in &p.surprises {
+            s.push_str(&format!("- probe surprise: {x}\n"));
+        }
+    }
+    s.push_str(&format!(
+        "- {} checks skipped because their inputs had not changed since they passed\n\n",
+        g.unchanged_skipped
+    ));
+    s.push_str("| check | comparisons |\n|---|---|\n");
+    for (k, v) in &g.comparisons {
+        s.push_str(&format!("| {k} | {v} |\n"));
+    }
+    for x in &g.stale_expected {
+        s.push_str(&format!("\n**stale:** {x}\n"));
     }
 }
 

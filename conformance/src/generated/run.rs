@@ -12,7 +12,7 @@ use crate::finding::divergence::Check;
 use crate::generated::case::{run_concrete, run_generated};
 use crate::generated::outcome::CaseResult;
 
-use crate::defects::registry::ExpectedSet;
+use crate::defects::registry::{Expected, ExpectedSet};
 use crate::generated::casedir::{self, CaseFile};
 use crate::generated::report::{add_comparisons, DivergenceRecord, GitDefect, GitSection, Report};
 use crate::ops::Op;
@@ -49,6 +49,51 @@ struct Pending {
 pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     let (k, n) = cfg.shard;
     let terminal = std::io::stderr().is_terminal();
+    let report = new_report(envs, known, cfg);
+    let indices: Vec<u64> = (0..cfg.cases).filter(|i| i % n == k - 1).collect();
+    let work: Vec<(u64, usize)> = indices
+        .iter()
+        .flat_map(|&i| (0..envs.len()).map(move |g| (i, g)))
+        .collect();
+    let bar = progress_bar(work.len() as u64, terminal);
+    let next = AtomicUsize::new(0);
+    let shared = Mutex::new((report, Vec::<Pending>::new()));
+    let start = Instant::now();
+    let cpu_start = crate::cpu::CpuTimes::now();
+    std::thread::scope(|s| {
+        for _ in 0..cfg.jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&(index, g)) = work.get(i) else {
+                    break;
+                };
+                let case = run_case(envs, known, cfg, index, g);
+                let mut guard = shared.lock().expect("lock");
+                let (r, pending) = &mut *guard;
+                record_case(r, pending, &envs[g], known, &bar, case);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let (mut report, pending) = shared.into_inner().expect("lock");
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    if let (Some(a), Some(b)) = (cpu_start, crate::cpu::CpuTimes::now()) {
+        let spent = b.since(a);
+        report.harness_cpu_seconds = Some(spent.own);
+        report.child_cpu_seconds = Some(spent.children);
+    }
+    report.cases = indices.len() as u64;
+    add_totals(&mut report, cfg.jobs);
+    if cfg.minimize && !pending.is_empty() {
+        minimize_pending(&mut report, envs, pending);
+    }
+    report
+}
+
+/// The report before any case: the run's figures and an empty section per git (with the
+/// known divergences in its range that are stale).
+fn new_report(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
+    let (k, n) = cfg.shard;
     let mut report = Report {
         git_version: envs
             .first()
@@ -73,12 +118,12 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
             ..Default::default()
         });
     }
-    let indices: Vec<u64> = (0..cfg.cases).filter(|i| i % n == k - 1).collect();
-    let work: Vec<(u64, usize)> = indices
-        .iter()
-        .flat_map(|&i| (0..envs.len()).map(move |g| (i, g)))
-        .collect();
-    let bar = indicatif::ProgressBar::new(work.len() as u64);
+    report
+}
+
+/// A progress bar of `len` cases, drawn only on a terminal.
+fn progress_bar(len: u64, terminal: bool) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
     if terminal {
         bar.set_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {msg} [{elapsed}]")
@@ -87,131 +132,164 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     } else {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let next = AtomicUsize::new(0);
-    let shared = Mutex::new((report, Vec::<Pending>::new()));
-    let start = Instant::now();
-    let cpu_start = crate::cpu::CpuTimes::now();
-    std::thread::scope(|s| {
-        for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&(index, g)) = work.get(i) else {
-                    break;
-                };
-                let env = &envs[g];
-                let t = Instant::now();
-                let result = match run_generated(env, cfg.seed, index, cfg.ops) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        eprintln!(
-                            "conformance: git {}: case {index}: setup failed: {e}",
-                            env.git.version()
-                        );
-                        std::process::exit(2);
-                    }
-                };
-                let secs = t.elapsed().as_secs_f64();
-                let version = env.profile.git_version();
-                let case = format!("seed{}-case{index}", cfg.seed);
-                let mut records = Vec::new();
-                let mut defects = Vec::new();
-                for d in &result.divergences {
-                    let known_as = known.matching(&version, d);
-                    records.push(DivergenceRecord {
-                        case: case.clone(),
-                        git: env.git.version().to_string(),
-                        git_path: env.git.bin().display().to_string(),
-                        check: format!("{:?}", d.check).to_lowercase(),
-                        class: d.class.clone(),
-                        step: d.step,
-                        detail: d.detail.clone(),
-                        ops: result.ops.len(),
-                        expected: known_as.map(|e| e.id.clone()),
-                        ..Default::default()
-                    });
-                    if let Some(e) = known_as {
-                        defects.push(e.clone());
-                    }
-                }
-                let unexpected = records.iter().filter(|r| r.expected.is_none()).count();
-                let mut dir = None;
-                if unexpected > 0 {
-                    let d = case_dir(&cfg.out, &case, envs.len(), g, env);
-                    write_case(env, &d, cfg.seed, Some(index), &result);
-                    for r in records.iter_mut() {
-                        r.case_dir = d.display().to_string();
-                    }
-                    dir = Some(d);
-                }
-                let mut guard = shared.lock().expect("lock");
-                let (r, pending) = &mut *guard;
-                let sec = &mut r.gits[g];
-                sec.cases += 1;
-                sec.operations += result.ops.len() as u64;
-                sec.case_seconds += secs;
-                sec.unchanged_skipped += result.unchanged;
-                sec.unexpected_divergences += unexpected as u64;
-                sec.expected_divergences += (records.len() - unexpected) as u64;
-                add_comparisons(&mut sec.comparisons, &result.comparisons);
-                for (k, [n, ok]) in &result.kinds {
-                    let e = sec.kinds.entry(k.clone()).or_default();
-                    e[0] += n;
-                    e[1] += ok;
-                }
-                for e in defects {
-                    add_defect(r, env, known, &e);
-                }
-                for rec in records {
-                    if rec.expected.is_none() {
-                        // On a terminal, a first notice now; every line (minimized) is
-                        // printed at the end of the run.
-                        bar.println(rec.line());
-                        if let Some(d) = &dir {
-                            pending.push(Pending {
-                                git: g,
-                                record: r.divergences.len(),
-                                dir: d.clone(),
-                            });
-                        }
-                    }
-                    r.divergences.push(rec);
-                }
-                let total: u64 = r.gits.iter().map(|x| x.unexpected_divergences).sum();
-                bar.set_message(format!("{total} unexpected"));
-                bar.inc(1);
-            });
+    bar
+}
+
+/// One case run on one git, before it goes into the report.
+struct CaseRun {
+    /// The git's index.
+    g: usize,
+    /// What the case found.
+    result: CaseResult,
+    /// Seconds the case took.
+    secs: f64,
+    /// Its divergences, each matched against the known git defects.
+    records: Vec<DivergenceRecord>,
+    /// The known git defects they match.
+    defects: Vec<Expected>,
+    /// The case directory, written when a divergence is unexpected.
+    dir: Option<PathBuf>,
+}
+
+/// Run case `index` on git `g`: its divergences as records, known defects told apart, the
+/// case directory written when one is unexpected. A case that cannot be set up ends the
+/// process (exit 2).
+fn run_case(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, index: u64, g: usize) -> CaseRun {
+    let env = &envs[g];
+    let t = Instant::now();
+    let result = match run_generated(env, cfg.seed, index, cfg.ops) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "conformance: git {}: case {index}: setup failed: {e}",
+                env.git.version()
+            );
+            std::process::exit(2);
         }
-    });
-    bar.finish_and_clear();
-    let (mut report, pending) = shared.into_inner().expect("lock");
-    report.wall_seconds = start.elapsed().as_secs_f64();
-    if let (Some(a), Some(b)) = (cpu_start, crate::cpu::CpuTimes::now()) {
-        let spent = b.since(a);
-        report.harness_cpu_seconds = Some(spent.own);
-        report.child_cpu_seconds = Some(spent.children);
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let version = env.profile.git_version();
+    let case = format!("seed{}-case{index}", cfg.seed);
+    let mut records = Vec::new();
+    let mut defects = Vec::new();
+    for d in &result.divergences {
+        let known_as = known.matching(&version, d);
+        records.push(DivergenceRecord {
+            case: case.clone(),
+            git: env.git.version().to_string(),
+            git_path: env.git.bin().display().to_string(),
+            check: format!("{:?}", d.check).to_lowercase(),
+            class: d.class.clone(),
+            step: d.step,
+            detail: d.detail.clone(),
+            ops: result.ops.len(),
+            expected: known_as.map(|e| e.id.clone()),
+            ..Default::default()
+        });
+        if let Some(e) = known_as {
+            defects.push(e.clone());
+        }
     }
-    report.cases = indices.len() as u64;
+    let unexpected = records.iter().filter(|r| r.expected.is_none()).count();
+    let mut dir = None;
+    if unexpected > 0 {
+        let d = case_dir(&cfg.out, &case, envs.len(), g, env);
+        write_case(env, &d, cfg.seed, Some(index), &result);
+        for r in records.iter_mut() {
+            r.case_dir = d.display().to_string();
+        }
+        dir = Some(d);
+    }
+    CaseRun {
+        g,
+        result,
+        secs,
+        records,
+        defects,
+        dir,
+    }
+}
+
+/// Add a case run to the report (its git's figures, the defects, the divergences, each
+/// unexpected one noticed on the progress bar and queued for minimization).
+fn record_case(
+    r: &mut Report,
+    pending: &mut Vec<Pending>,
+    env: &Env,
+    known: &ExpectedSet,
+    bar: &indicatif::ProgressBar,
+    case: CaseRun,
+) {
+    let CaseRun {
+        g,
+        result,
+        secs,
+        records,
+        defects,
+        dir,
+    } = case;
+    let unexpected = records.iter().filter(|r| r.expected.is_none()).count();
+    let sec = &mut r.gits[g];
+    sec.cases += 1;
+    sec.operations += result.ops.len() as u64;
+    sec.case_seconds += secs;
+    sec.unchanged_skipped += result.unchanged;
+    sec.unexpected_divergences += unexpected as u64;
+    sec.expected_divergences += (records.len() - unexpected) as u64;
+    add_comparisons(&mut sec.comparisons, &result.comparisons);
+    for (k, [n, ok]) in &result.kinds {
+        let e = sec.kinds.entry(k.clone()).or_default();
+        e[0] += n;
+        e[1] += ok;
+    }
+    for e in defects {
+        add_defect(r, env, known, &e);
+    }
+    for rec in records {
+        if rec.expected.is_none() {
+            // On a terminal, a first notice now; every line (minimized) is
+            // printed at the end of the run.
+            bar.println(rec.line());
+            if let Some(d) = &dir {
+                pending.push(Pending {
+                    git: g,
+                    record: r.divergences.len(),
+                    dir: d.clone(),
+                });
+            }
+        }
+        r.divergences.push(rec);
+    }
+    let total: u64 = r.gits.iter().map(|x| x.unexpected_divergences).sum();
+    bar.set_message(format!("{total} unexpected"));
+    bar.inc(1);
+}
+
+/// The run's totals over every git, and each git's speed over its share of the `jobs`.
+fn add_totals(report: &mut Report, jobs: usize) {
     report.operations = report.gits.iter().map(|g| g.operations).sum();
     report.operations_per_second = report.operations as f64 / report.wall_seconds.max(1e-9);
-    let jobs = cfg.jobs.max(1) as f64;
+    let jobs = jobs.max(1) as f64;
     for g in &mut report.gits {
         // This git's share of the jobs' time: its case seconds spread over the jobs.
         g.operations_per_second = g.operations as f64 * jobs / g.case_seconds.max(1e-9);
     }
     report.unexpected_divergences = report.gits.iter().map(|g| g.unexpected_divergences).sum();
     report.expected_divergences = report.gits.iter().map(|g| g.expected_divergences).sum();
-    if cfg.minimize && !pending.is_empty() {
-        let t = Instant::now();
-        for p in pending {
-            if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir) {
-                let r = &mut report.divergences[p.record];
-                r.minimized_ops = ops.iter().map(Op::summary).collect();
-                r.case_dir = format!("{} (minimized: {})", p.dir.display(), min_dir.display());
-            }
+}
+
+/// Minimize the divergent cases waiting in `pending`, in order, and note the result in
+/// their records.
+fn minimize_pending(report: &mut Report, envs: &[Env], pending: Vec<Pending>) {
+    let t = Instant::now();
+    for p in pending {
+        if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir) {
+            let r = &mut report.divergences[p.record];
+            r.minimized_ops = ops.iter().map(Op::summary).collect();
+            r.case_dir = format!("{} (minimized: {})", p.dir.display(), min_dir.display());
         }
-        report.minimize_seconds = t.elapsed().as_secs_f64();
     }
-    report
+    report.minimize_seconds = t.elapsed().as_secs_f64();
 }
 
 fn case_dir(out: &Path, case: &str, gits: usize, g: usize, env: &Env) -> PathBuf {

@@ -76,24 +76,35 @@ pub fn compare(
     model: Option<&Result<(), Refusal>>,
 ) -> VerdictComparison {
     let mut out = VerdictComparison::default();
-    let fail = |out: &mut VerdictComparison, check, class, detail: String| {
-        if out.finding.is_none() {
-            out.finding = Some(Finding {
-                check,
-                class,
-                detail,
-            });
-        }
-    };
     out.compared.push(Check::Verdict);
+    out.finding = first_finding(&mut out, git, ours, model);
+    out
+}
+
+/// A failed comparison (as [`first_finding`] returns it).
+fn finding(check: Check, class: &'static str, detail: String) -> Option<Finding> {
+    Some(Finding {
+        check,
+        class,
+        detail,
+    })
+}
+
+/// The comparisons of [`compare`] in order, each recorded in `out` as it is made; the first
+/// that fails.
+fn first_finding(
+    out: &mut VerdictComparison,
+    git: &Result<(), Refused>,
+    ours: &Result<(), Refused>,
+    model: Option<&Result<(), Refusal>>,
+) -> Option<Finding> {
     if let Err(Refused {
         class: None,
         message,
     }) = git
     {
         out.compared.push(Check::ErrorClass);
-        fail(
-            &mut out,
+        return finding(
             Check::ErrorClass,
             "unclassified git message",
             format!(
@@ -101,17 +112,14 @@ pub fn compare(
                 message.trim()
             ),
         );
-        return out;
     }
     let git_class = git.as_ref().err().and_then(|r| r.class);
     if git.is_ok() != ours.is_ok() {
-        fail(
-            &mut out,
+        return finding(
             Check::Verdict,
             "error mismatch",
             format!("git {}, ours {}", show(git), show(ours)),
         );
-        return out;
     }
     if let Err(Refused {
         class: None,
@@ -119,13 +127,11 @@ pub fn compare(
     }) = ours
     {
         out.compared.push(Check::ErrorClass);
-        fail(
-            &mut out,
+        return finding(
             Check::ErrorClass,
             "unexpected library error",
             format!("git {}, ours failed: {message}", show(git)),
         );
-        return out;
     }
     let ours = ours
         .as_ref()
@@ -133,60 +139,78 @@ pub fn compare(
     let storage = git_class.is_some_and(|c| c.fault().is_none());
     if let (Some(g), Err(o)) = (git_class, ours) {
         out.compared.push(Check::ErrorClass);
-        match model {
-            Some(Err(refusal)) if !storage => {
-                let applies = |c: ErrClass| c.fault().is_some_and(|f| refusal.faults.contains(f));
-                if !applies(g) || !applies(o) {
-                    fail(
-                        &mut out,
-                        Check::ErrorClass,
-                        "error mismatch",
-                        format!(
-                            "git {}, ours {o:?}; the faults of this transaction are {}",
-                            show(git),
-                            refusal.faults
-                        ),
-                    );
-                    return out;
-                }
-            }
-            _ if g != o => {
-                fail(
-                    &mut out,
+        if let Some(f) = class_finding(git, g, o, model, storage) {
+            return Some(f);
+        }
+    }
+    let m = model?;
+    if storage {
+        out.model_not_applicable = true;
+        return None;
+    }
+    out.compared.push(Check::Model);
+    model_finding(git, git_class, m)
+}
+
+/// When git and we both refuse (`g`, `o`): for a transaction the model refuses, each reason
+/// must be one of its faults; otherwise (and for a storage refusal) the classes must be equal.
+fn class_finding(
+    git: &Result<(), Refused>,
+    g: ErrClass,
+    o: ErrClass,
+    model: Option<&Result<(), Refusal>>,
+    storage: bool,
+) -> Option<Finding> {
+    match model {
+        Some(Err(refusal)) if !storage => {
+            let applies = |c: ErrClass| c.fault().is_some_and(|f| refusal.faults.contains(f));
+            if !applies(g) || !applies(o) {
+                return finding(
                     Check::ErrorClass,
                     "error mismatch",
-                    format!("git {}, ours {o:?}", show(git)),
+                    format!(
+                        "git {}, ours {o:?}; the faults of this transaction are {}",
+                        show(git),
+                        refusal.faults
+                    ),
                 );
-                return out;
             }
-            _ => {}
         }
-    }
-    if let Some(m) = model {
-        if storage {
-            out.model_not_applicable = true;
-            return out;
-        }
-        out.compared.push(Check::Model);
-        let agrees = match (git_class, m) {
-            (None, Ok(())) => true,
-            (Some(g), Err(r)) => g.fault().is_some_and(|f| r.faults.contains(f)),
-            _ => false,
-        };
-        if !agrees {
-            let m = match m {
-                Ok(()) => "accepts".to_string(),
-                Err(r) => format!("refuses with faults {}", r.faults),
-            };
-            fail(
-                &mut out,
-                Check::Model,
+        _ if g != o => {
+            return finding(
+                Check::ErrorClass,
                 "error mismatch",
-                format!("git {}, the model {m}", show(git)),
+                format!("git {}, ours {o:?}", show(git)),
             );
         }
+        _ => {}
     }
-    out
+    None
+}
+
+/// The model must agree with git on accepting, and git's reason must be one of its faults.
+fn model_finding(
+    git: &Result<(), Refused>,
+    git_class: Option<ErrClass>,
+    m: &Result<(), Refusal>,
+) -> Option<Finding> {
+    let agrees = match (git_class, m) {
+        (None, Ok(())) => true,
+        (Some(g), Err(r)) => g.fault().is_some_and(|f| r.faults.contains(f)),
+        _ => false,
+    };
+    if agrees {
+        return None;
+    }
+    let m = match m {
+        Ok(()) => "accepts".to_string(),
+        Err(r) => format!("refuses with faults {}", r.faults),
+    };
+    finding(
+        Check::Model,
+        "error mismatch",
+        format!("git {}, the model {m}", show(git)),
+    )
 }
 
 #[cfg(test)]

@@ -219,126 +219,16 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
         .find_map(|l| l.strip_prefix("built from commit: "))
         .map(|s| s.trim().to_string());
     let (repo, commit_id, tree) = p.repo("order")?;
-    let symref_commands = p
-        .run(
-            &repo,
-            &["update-ref", "--stdin"],
-            "option no-deref\nsymref-verify refs/heads/nope\n",
-        )
-        .exit
-        .success();
-    let features = Features {
-        reflog_list: p.run(&repo, &["reflog", "list"], "").exit.success(),
-        include_root_refs: p
-            .run(&repo, &["for-each-ref", "--include-root-refs"], "")
-            .exit
-            .success(),
-        refs_migrate: p.has(&repo, &["refs", "migrate"], "git refs migrate"),
-        refs_verify: p.has(&repo, &["refs", "verify"], "git refs verify"),
-        batch_updates: p.has(&repo, &["update-ref"], "--batch-updates"),
-        reflog_drop: p.has(&repo, &["reflog", "drop"], "git reflog drop"),
-        symref_commands,
-        reftable_config: reftable_config(&p)?,
-        migrate_reflogs: false,
-    };
-    let features = Features {
-        migrate_reflogs: features.refs_migrate && migrates_reflogs(&p)?,
-        ..features
-    };
-
-    // Wrong old value first, then a tree for a branch.
-    let (class, said) = p.refusal(
-        &repo,
-        &format!("update refs/heads/main {commit_id} {tree}\nupdate refs/heads/b {tree}\n"),
-    );
-    let objects_checked_when_queued = match class {
-        Some(ErrClass::NonCommit) => true,
-        Some(ErrClass::OldValue) => false,
-        _ => {
-            surprises.push(format!("order of object and old-value checks: {said}"));
-            false
-        }
-    };
-    // A D/F conflict first, then a missing ref expected to exist.
-    let (class, said) = p.refusal(
-        &repo,
-        &format!(
-            "create refs/heads/a/b {commit_id}\nupdate refs/heads/nope {commit_id} {commit_id}\n"
-        ),
-    );
-    let df_checks_batched = match class {
-        Some(ErrClass::OldValue) => true,
-        Some(ErrClass::DfConflict) => false,
-        _ => {
-            surprises.push(format!("order of D/F and old-value checks: {said}"));
-            false
-        }
-    };
-    // A tree through a symref to a branch.
-    p.git.ok(
-        &repo,
-        &["symbolic-ref", "refs/custom/s", "refs/heads/a"],
-        "",
-    )?;
-    let (class, said) = p.refusal(&repo, &format!("update refs/custom/s {tree}\n"));
-    let non_commit_through_symref_refused = match class {
-        Some(ErrClass::NonCommit) => true,
-        None if said == "accepted" => false,
-        _ => {
-            surprises.push(format!("a tree written through a symref: {said}"));
-            true
-        }
-    };
-    let expire = p.run(
-        &repo,
-        &["reflog", "expire", "--expire=all", "refs/heads/nope"],
-        "",
-    );
-    let no_reflog_message = expire.stderr.trim().to_string();
-    if messages::classify(&expire.stderr) != Some(ErrClass::NoReflog) {
-        surprises.push(format!(
-            "reflog expire of a missing reflog: exit {:?}, {no_reflog_message:?}",
-            expire.exit
-        ));
-    }
-
-    // A dangling symref, then a no-deref create of it.
-    p.git.ok(
-        &repo,
-        &["symbolic-ref", "refs/custom/dangling", "refs/heads/nope"],
-        "",
-    )?;
-    let (class, said) = p.refusal(
-        &repo,
-        &format!("option no-deref\ncreate refs/custom/dangling {commit_id}\n"),
-    );
-    let dangling_symref_protected = match class {
-        Some(ErrClass::OldValue) => true,
-        None if said == "accepted" => false,
-        _ => {
-            surprises.push(format!("no-deref create of a dangling symref: {said}"));
-            false
-        }
-    };
-    p.git
-        .ok(&repo, &["symbolic-ref", "ORIG_HEAD", "refs/heads/main"], "")?;
-    let listed = p.run(
-        &repo,
-        &["for-each-ref", "--include-root-refs", "--format=%(refname)"],
-        "",
-    );
-    let symbolic_root_refs_listed = listed.stdout.lines().any(|l| l == "ORIG_HEAD");
-
-    let (repo, _, _) = p.repo("newline")?;
-    let list = repo.join(".git/reftable/tables.list");
-    let text = std::fs::read_to_string(&list).map_err(|e| e.to_string())?;
-    std::fs::write(&list, text.trim_end_matches('\n')).map_err(|e| e.to_string())?;
-    let read = p.run(
-        &repo,
-        &["rev-parse", "--verify", "-q", "refs/heads/main"],
-        "",
-    );
-    let tables_list_needs_newline = !read.exit.success();
+    let features = features(&p, &repo)?;
+    let (objects_checked_when_queued, df_checks_batched) =
+        check_order(&p, &repo, &commit_id, &tree, &mut surprises);
+    let non_commit_through_symref_refused =
+        non_commit_through_symref_refused(&p, &repo, &tree, &mut surprises)?;
+    let no_reflog_message = no_reflog_message(&p, &repo, &mut surprises);
+    let dangling_symref_protected =
+        dangling_symref_protected(&p, &repo, &commit_id, &mut surprises)?;
+    let symbolic_root_refs_listed = symbolic_root_refs_listed(&p, &repo)?;
+    let tables_list_needs_newline = tables_list_needs_newline(&p)?;
 
     Ok(Profile {
         version: git.version().to_string(),
@@ -354,6 +244,167 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
         no_reflog_message,
         surprises,
     })
+}
+
+/// The commands and options git has, tried in `repo`.
+fn features(p: &Probe<'_>, repo: &Path) -> Result<Features, String> {
+    let symref_commands = p
+        .run(
+            repo,
+            &["update-ref", "--stdin"],
+            "option no-deref\nsymref-verify refs/heads/nope\n",
+        )
+        .exit
+        .success();
+    let features = Features {
+        reflog_list: p.run(repo, &["reflog", "list"], "").exit.success(),
+        include_root_refs: p
+            .run(repo, &["for-each-ref", "--include-root-refs"], "")
+            .exit
+            .success(),
+        refs_migrate: p.has(repo, &["refs", "migrate"], "git refs migrate"),
+        refs_verify: p.has(repo, &["refs", "verify"], "git refs verify"),
+        batch_updates: p.has(repo, &["update-ref"], "--batch-updates"),
+        reflog_drop: p.has(repo, &["reflog", "drop"], "git reflog drop"),
+        symref_commands,
+        reftable_config: reftable_config(p)?,
+        migrate_reflogs: false,
+    };
+    Ok(Features {
+        migrate_reflogs: features.refs_migrate && migrates_reflogs(p)?,
+        ..features
+    })
+}
+
+/// The order of git's checks of a transaction: (objects checked when an update is queued,
+/// D/F checks batched after the per-update ones).
+fn check_order(
+    p: &Probe<'_>,
+    repo: &Path,
+    commit_id: &str,
+    tree: &str,
+    surprises: &mut Vec<String>,
+) -> (bool, bool) {
+    // Wrong old value first, then a tree for a branch.
+    let (class, said) = p.refusal(
+        repo,
+        &format!("update refs/heads/main {commit_id} {tree}\nupdate refs/heads/b {tree}\n"),
+    );
+    let objects_checked_when_queued = match class {
+        Some(ErrClass::NonCommit) => true,
+        Some(ErrClass::OldValue) => false,
+        _ => {
+            surprises.push(format!("order of object and old-value checks: {said}"));
+            false
+        }
+    };
+    // A D/F conflict first, then a missing ref expected to exist.
+    let (class, said) = p.refusal(
+        repo,
+        &format!(
+            "create refs/heads/a/b {commit_id}\nupdate refs/heads/nope {commit_id} {commit_id}\n"
+        ),
+    );
+    let df_checks_batched = match class {
+        Some(ErrClass::OldValue) => true,
+        Some(ErrClass::DfConflict) => false,
+        _ => {
+            surprises.push(format!("order of D/F and old-value checks: {said}"));
+            false
+        }
+    };
+    (objects_checked_when_queued, df_checks_batched)
+}
+
+/// Whether git refuses a tree written through a symref to a branch.
+fn non_commit_through_symref_refused(
+    p: &Probe<'_>,
+    repo: &Path,
+    tree: &str,
+    surprises: &mut Vec<String>,
+) -> Result<bool, String> {
+    // A tree through a symref to a branch.
+    p.git
+        .ok(repo, &["symbolic-ref", "refs/custom/s", "refs/heads/a"], "")?;
+    let (class, said) = p.refusal(repo, &format!("update refs/custom/s {tree}\n"));
+    Ok(match class {
+        Some(ErrClass::NonCommit) => true,
+        None if said == "accepted" => false,
+        _ => {
+            surprises.push(format!("a tree written through a symref: {said}"));
+            true
+        }
+    })
+}
+
+/// What `git reflog expire` says about a ref without a reflog.
+fn no_reflog_message(p: &Probe<'_>, repo: &Path, surprises: &mut Vec<String>) -> String {
+    let expire = p.run(
+        repo,
+        &["reflog", "expire", "--expire=all", "refs/heads/nope"],
+        "",
+    );
+    let no_reflog_message = expire.stderr.trim().to_string();
+    if messages::classify(&expire.stderr) != Some(ErrClass::NoReflog) {
+        surprises.push(format!(
+            "reflog expire of a missing reflog: exit {:?}, {no_reflog_message:?}",
+            expire.exit
+        ));
+    }
+    no_reflog_message
+}
+
+/// Whether a no-deref `create` of a dangling symref is refused.
+fn dangling_symref_protected(
+    p: &Probe<'_>,
+    repo: &Path,
+    commit_id: &str,
+    surprises: &mut Vec<String>,
+) -> Result<bool, String> {
+    // A dangling symref, then a no-deref create of it.
+    p.git.ok(
+        repo,
+        &["symbolic-ref", "refs/custom/dangling", "refs/heads/nope"],
+        "",
+    )?;
+    let (class, said) = p.refusal(
+        repo,
+        &format!("option no-deref\ncreate refs/custom/dangling {commit_id}\n"),
+    );
+    Ok(match class {
+        Some(ErrClass::OldValue) => true,
+        None if said == "accepted" => false,
+        _ => {
+            surprises.push(format!("no-deref create of a dangling symref: {said}"));
+            false
+        }
+    })
+}
+
+/// Whether `for-each-ref --include-root-refs` lists a symbolic `ORIG_HEAD`.
+fn symbolic_root_refs_listed(p: &Probe<'_>, repo: &Path) -> Result<bool, String> {
+    p.git
+        .ok(repo, &["symbolic-ref", "ORIG_HEAD", "refs/heads/main"], "")?;
+    let listed = p.run(
+        repo,
+        &["for-each-ref", "--include-root-refs", "--format=%(refname)"],
+        "",
+    );
+    Ok(listed.stdout.lines().any(|l| l == "ORIG_HEAD"))
+}
+
+/// Whether a `tables.list` without its final newline makes the stack unreadable.
+fn tables_list_needs_newline(p: &Probe<'_>) -> Result<bool, String> {
+    let (repo, _, _) = p.repo("newline")?;
+    let list = repo.join(".git/reftable/tables.list");
+    let text = std::fs::read_to_string(&list).map_err(|e| e.to_string())?;
+    std::fs::write(&list, text.trim_end_matches('\n')).map_err(|e| e.to_string())?;
+    let read = p.run(
+        &repo,
+        &["rev-parse", "--verify", "-q", "refs/heads/main"],
+        "",
+    );
+    Ok(!read.exit.success())
 }
 
 /// Whether git writes tables with a configured block size.

@@ -64,47 +64,14 @@ fn block_at(bytes: &[u8], at: usize) -> String {
 }
 
 impl Executor<'_> {
-    /// The checks after a step.
+    /// The checks after a step, in order; the first that fails ends them.
     pub(crate) fn check_state(&mut self) {
-        let git_stack = self.repo.path().join(".git/reftable");
-        self.count(Check::Bytes);
-        let theirs_tables = tables_cached(&git_stack, &mut self.table_cache);
-        let ours_tables = tables_cached(self.ours_dir.path(), &mut self.table_cache);
-        if self.table_cache.len() > 4096 {
-            self.table_cache.clear();
-        }
-        if let Some(d) = first_difference(&ours_tables, &theirs_tables) {
-            self.diverge(Check::Bytes, "bytes differ", d);
+        let Some(theirs_tables) = self.check_bytes() else {
             return;
-        }
-        let ours = match Snapshot::of_refdb(&self.db) {
-            Ok(s) => s,
-            Err(e) => {
-                self.diverge(Check::OursReadsGit, "read error", format!("our stack: {e}"));
-                return;
-            }
         };
-        self.count(Check::OursReadsGit);
-        let theirs = self
-            .git_db
-            .reload()
-            .and_then(|()| Snapshot::of_refdb(&self.git_db));
-        match theirs {
-            Ok(theirs) if theirs != ours => {
-                let d = ours.diff(&theirs, 10).join("\n");
-                self.diverge(Check::OursReadsGit, "value mismatch", d);
-                return;
-            }
-            Err(e) => {
-                self.diverge(
-                    Check::OursReadsGit,
-                    "read error",
-                    format!("git's stack: {e}"),
-                );
-                return;
-            }
-            _ => {}
-        }
+        let Some(ours) = self.check_readers() else {
+            return;
+        };
         self.count(Check::Model);
         let model = Snapshot::of_model(&self.model);
         let seen = ours.as_model_sees();
@@ -121,6 +88,71 @@ impl Executor<'_> {
             return;
         }
         self.looked_up = Some(fp);
+        if !self.check_twin(&seen) {
+            return;
+        }
+        // git's view of its stack depends on nothing but the stack (the objects are fixed):
+        // an unchanged stack was checked already.
+        if self.viewed == Some(fp) {
+            self.result.unchanged += 1;
+            return;
+        }
+        self.check_git_view(&ours, fp);
+    }
+
+    /// Our tables and git's, byte for byte; git's tables when they are the same.
+    fn check_bytes(&mut self) -> Option<Tables> {
+        let git_stack = self.repo.path().join(".git/reftable");
+        self.count(Check::Bytes);
+        let theirs_tables = tables_cached(&git_stack, &mut self.table_cache);
+        let ours_tables = tables_cached(self.ours_dir.path(), &mut self.table_cache);
+        if self.table_cache.len() > 4096 {
+            self.table_cache.clear();
+        }
+        if let Some(d) = first_difference(&ours_tables, &theirs_tables) {
+            self.diverge(Check::Bytes, "bytes differ", d);
+            return None;
+        }
+        Some(theirs_tables)
+    }
+
+    /// Our reader on our stack and on git's (reloaded): both read, and read the same;
+    /// what we read when they do.
+    fn check_readers(&mut self) -> Option<Snapshot> {
+        let ours = match Snapshot::of_refdb(&self.db) {
+            Ok(s) => s,
+            Err(e) => {
+                self.diverge(Check::OursReadsGit, "read error", format!("our stack: {e}"));
+                return None;
+            }
+        };
+        self.count(Check::OursReadsGit);
+        let theirs = self
+            .git_db
+            .reload()
+            .and_then(|()| Snapshot::of_refdb(&self.git_db));
+        match theirs {
+            Ok(theirs) if theirs != ours => {
+                let d = ours.diff(&theirs, 10).join("\n");
+                self.diverge(Check::OursReadsGit, "value mismatch", d);
+                return None;
+            }
+            Err(e) => {
+                self.diverge(
+                    Check::OursReadsGit,
+                    "read error",
+                    format!("git's stack: {e}"),
+                );
+                return None;
+            }
+            _ => {}
+        }
+        Some(ours)
+    }
+
+    /// The files-backend twin's refs against ours (`seen`, as the model sees them), unless
+    /// neither changed since they last agreed; false when they differ.
+    fn check_twin(&mut self, seen: &Snapshot) -> bool {
         let mut ours_refs = seen.refs.clone();
         // libgit2 lists refs under refs/ plus HEAD and ORIG_HEAD.
         ours_refs.retain(|k, _| k.starts_with("refs/") || k == "HEAD" || k == "ORIG_HEAD");
@@ -151,26 +183,26 @@ impl Executor<'_> {
                     };
                     let d = mine.diff(&other, 10).join("\n");
                     self.diverge(Check::Twin, "value mismatch", d);
-                    return;
+                    return false;
                 }
                 Err(e) => {
                     self.diverge(Check::Twin, "twin error", e);
-                    return;
+                    return false;
                 }
                 _ => {}
             }
         }
-        // git's view of its stack depends on nothing but the stack (the objects are fixed):
-        // an unchanged stack was checked already.
-        if self.viewed == Some(fp) {
-            self.result.unchanged += 1;
-            return;
-        }
+        true
+    }
+
+    /// git's `for-each-ref` of its stack against what it should show for our refs;
+    /// remembers the stack (`fp`) when they agree.
+    fn check_git_view(&mut self, ours: &Snapshot, fp: u64) {
         self.count(Check::GitView);
         let repo = self.repo.path().to_path_buf();
         match self.git_refs(&repo) {
             Ok(view) => {
-                let expect = self.expected_git_view(&ours);
+                let expect = self.expected_git_view(ours);
                 if view != expect {
                     let missing: Vec<_> = expect
                         .iter()

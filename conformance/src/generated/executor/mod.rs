@@ -1,15 +1,18 @@
 //! A case being run: git's repository, our stack, the model and the twin, one operation
 //! at a time (`step`). The operations are in `steps.rs`, the checks after each step in
-//! `checks.rs`, `lookups.rs` and `expiry.rs`.
+//! `checks.rs`, `lookups.rs` and `expiry.rs`, the `update-ref --stdin` processes in
+//! `coprocs.rs`.
 
 mod checks;
+mod coprocs;
 mod expiry;
 mod lookups;
 mod steps;
 
 pub use checks::{resolve, walkable_reflogs};
+use coprocs::{UpdateRefs, VERIFIER};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use reftable::refdb::{Committer, RefDb, RefDbOptions};
 use reftable::{HashId, ObjectId, StackOptions, WriteOptions};
@@ -18,17 +21,11 @@ use crate::finding::divergence::{Check, Divergence};
 use crate::generated::outcome::CaseResult;
 use crate::generated::twin::Twin;
 use crate::generated::verdict;
-use crate::git::driver::{Exit, TxnResult, UpdateRef};
+use crate::git::driver::{TxnResult, UpdateRef};
 use crate::git::profile::Profile;
 use crate::model::Model;
 use crate::ops::{CaseOptions, Op};
 use crate::setup::env::{init_repo, Env};
-
-/// The `-m` message and `--create-reflog` flag an `update-ref --stdin` runs with.
-type TxnKey = (String, bool);
-
-/// The `update-ref` that only verifies, on git's repository (see [`Executor::git_verify`]).
-const VERIFIER: usize = 2;
 
 /// A case being run.
 pub struct Executor<'e> {
@@ -44,13 +41,10 @@ pub struct Executor<'e> {
     pub(crate) model: Model,
     pub(crate) twin: Option<(tempfile::TempDir, Twin)>,
     pub(crate) interleave_repo: Option<tempfile::TempDir>,
-    /// Running `update-ref --stdin`s: (0 git's repository / 1 the interleave repository /
-    /// [`VERIFIER`], message and flag) → process. One per message: update-ref takes its message once.
-    coprocs: Vec<((usize, TxnKey), UpdateRef)>,
+    /// The running `update-ref --stdin`s and the (message, flag) pairs that set the
+    /// committer clock.
+    update_refs: UpdateRefs,
     pub(crate) tick: u64,
-    /// The (message, flag) pairs seen, in order: the committer clock of a transaction is the
-    /// position of its pair (so a process can serve every transaction with its message).
-    keys: Vec<TxnKey>,
     pub(crate) txns: u64,
     pub(crate) model_trial: Option<Model>,
     /// Fingerprint of git's stack when git's view of it was last checked.
@@ -79,27 +73,8 @@ impl<'e> Executor<'e> {
         init_repo(env, repo.path(), "reftable", &opts)?;
         let ours_dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
         let git_stack = repo.path().join(".git/reftable");
-        for e in std::fs::read_dir(&git_stack).map_err(|e| e.to_string())? {
-            let p = e.map_err(|e| e.to_string())?.path();
-            std::fs::copy(&p, ours_dir.path().join(p.file_name().expect("file")))
-                .map_err(|e| e.to_string())?;
-        }
-        let db_opts = RefDbOptions {
-            stack: StackOptions {
-                write: WriteOptions {
-                    block_size: opts.block_size,
-                    restart_interval: opts.restart_interval,
-                    index_objects: opts.index_objects,
-                    hash,
-                    ..Default::default()
-                },
-                auto_compaction: opts.auto_compaction,
-                fsync: false,
-                ..Default::default()
-            },
-            log_refs: opts.log_refs.to_lib(),
-            protect_dangling_symrefs: env.profile.dangling_symref_protected,
-        };
+        copy_stack(&git_stack, ours_dir.path())?;
+        let db_opts = refdb_options(env, &opts);
         let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| e.to_string())?;
         let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| e.to_string())?;
         let null = ObjectId::null(hash);
@@ -107,21 +82,12 @@ impl<'e> Executor<'e> {
         model.protect_dangling_symrefs = env.profile.dangling_symref_protected;
         model.init("main");
         let twin = if hash == HashId::Sha1 {
-            let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
-            init_repo(env, dir.path(), "files", &opts)?;
-            let t = Twin::open(dir.path())?;
-            Some((dir, t))
+            Some(files_twin(env, &opts)?)
         } else {
             None
         };
         let interleave_repo = if opts.interleave {
-            let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
-            init_repo(env, dir.path(), "reftable", &opts)?;
-            let stack = dir.path().join(".git/reftable");
-            std::fs::remove_dir_all(&stack).map_err(|e| e.to_string())?;
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(ours_dir.path(), &stack).map_err(|e| e.to_string())?;
-            Some(dir)
+            Some(interleave_repo(env, &opts, ours_dir.path())?)
         } else {
             None
         };
@@ -137,9 +103,8 @@ impl<'e> Executor<'e> {
             model,
             twin,
             interleave_repo,
-            coprocs: Vec::new(),
+            update_refs: UpdateRefs::default(),
             tick: 0,
-            keys: Vec::new(),
             txns: 0,
             model_trial: None,
             viewed: None,
@@ -208,6 +173,8 @@ impl<'e> Executor<'e> {
         self.git_coproc(VERIFIER, lines, "", false, true)
     }
 
+    /// `lines` through the process `which` of [`UpdateRefs`], started in its repository at
+    /// the current tick when there is none.
     fn git_coproc(
         &mut self,
         which: usize,
@@ -216,43 +183,27 @@ impl<'e> Executor<'e> {
         create_reflog: bool,
         verify_only: bool,
     ) -> TxnResult {
-        let key = (which, (message.to_string(), create_reflog));
-        let at = match self.coprocs.iter().position(|(k, _)| *k == key) {
-            Some(at) => at,
-            None => {
-                let dir = match which {
-                    0 | VERIFIER => self.repo.path().to_path_buf(),
-                    _ => self
-                        .interleave_repo
-                        .as_ref()
-                        .expect("interleaved")
-                        .path()
-                        .to_path_buf(),
-                };
-                let spawned = UpdateRef::spawn_with(
-                    &self.env.git,
-                    &dir,
-                    self.tick,
-                    message,
-                    create_reflog,
-                    self.opts.auto_compaction,
-                );
-                match spawned {
-                    Ok(c) => self.coprocs.push((key, c)),
-                    Err(e) => return TxnResult::Failed(Exit::Code(-1), e.to_string()),
-                }
-                self.coprocs.len() - 1
-            }
+        let spawn = || {
+            let dir = match which {
+                0 | VERIFIER => self.repo.path().to_path_buf(),
+                _ => self
+                    .interleave_repo
+                    .as_ref()
+                    .expect("interleaved")
+                    .path()
+                    .to_path_buf(),
+            };
+            UpdateRef::spawn_with(
+                &self.env.git,
+                &dir,
+                self.tick,
+                message,
+                create_reflog,
+                self.opts.auto_compaction,
+            )
         };
-        let r = if verify_only {
-            self.coprocs[at].1.prepare_and_abort(lines)
-        } else {
-            self.coprocs[at].1.transaction(lines)
-        };
-        if matches!(r, TxnResult::Failed(..)) {
-            self.coprocs.swap_remove(at);
-        }
-        r
+        self.update_refs
+            .run(which, lines, message, create_reflog, verify_only, spawn)
     }
 
     /// Run one operation on every implementation, then check.
@@ -265,7 +216,7 @@ impl<'e> Executor<'e> {
             ..
         } = &op
         {
-            self.tick = crate::finding::script::tick_of(&mut self.keys, message, *create_reflog);
+            self.tick = self.update_refs.tick(message, *create_reflog);
         }
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;
@@ -300,6 +251,59 @@ impl<'e> Executor<'e> {
             self.repo.path().join(".git/reftable"),
         )
     }
+}
+
+/// Copy the tables of git's new stack (`git_stack`) into `ours`: both start the same.
+fn copy_stack(git_stack: &Path, ours: &Path) -> Result<(), String> {
+    for e in std::fs::read_dir(git_stack).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        std::fs::copy(&p, ours.join(p.file_name().expect("file"))).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Our ref database's options for a case: its table options, no fsync, and git's dangling
+/// symref rule.
+fn refdb_options(env: &Env, opts: &CaseOptions) -> RefDbOptions {
+    RefDbOptions {
+        stack: StackOptions {
+            write: WriteOptions {
+                block_size: opts.block_size,
+                restart_interval: opts.restart_interval,
+                index_objects: opts.index_objects,
+                hash: opts.hash(),
+                ..Default::default()
+            },
+            auto_compaction: opts.auto_compaction,
+            fsync: false,
+            ..Default::default()
+        },
+        log_refs: opts.log_refs.to_lib(),
+        protect_dangling_symrefs: env.profile.dangling_symref_protected,
+    }
+}
+
+/// A files-backend repository and the twin reading it (SHA-1 cases only).
+fn files_twin(env: &Env, opts: &CaseOptions) -> Result<(tempfile::TempDir, Twin), String> {
+    let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+    init_repo(env, dir.path(), "files", opts)?;
+    let t = Twin::open(dir.path())?;
+    Ok((dir, t))
+}
+
+/// A reftable repository whose stack is a link to ours, so that git writes into our stack.
+fn interleave_repo(
+    env: &Env,
+    opts: &CaseOptions,
+    ours: &Path,
+) -> Result<tempfile::TempDir, String> {
+    let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+    init_repo(env, dir.path(), "reftable", opts)?;
+    let stack = dir.path().join(".git/reftable");
+    std::fs::remove_dir_all(&stack).map_err(|e| e.to_string())?;
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(ours, &stack).map_err(|e| e.to_string())?;
+    Ok(dir)
 }
 
 /// `opts` as the git of `profile` can run them.

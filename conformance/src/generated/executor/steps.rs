@@ -174,27 +174,11 @@ impl Executor<'_> {
     fn run_txn(&mut self, updates: &[Update], message: &str, create_reflog: bool) -> Outcomes {
         let pool = &self.env.pool(self.hash).pool;
         let objects = PoolObjects(pool);
-        let _repo = self.repo.path().to_path_buf();
         let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
         self.result
             .git_stdin
             .push(format!("start\n{lines}prepare\ncommit\n"));
-        let git_res = match self.git_txn(0, &lines, message, create_reflog) {
-            TxnResult::Committed => Ok(()),
-            TxnResult::Failed(Exit::Code(_), err) => Err(git_refusal(&err)),
-            TxnResult::Failed(Exit::Signal(s), err) => {
-                self.diverge(
-                    Check::GitCrashed,
-                    "git crashed",
-                    format!("signal {s}: {err}"),
-                );
-                return None;
-            }
-            TxnResult::Failed(Exit::Timeout, _) => {
-                self.diverge(Check::Hang, "hang", "git update-ref timed out".into());
-                return None;
-            }
-        };
+        let git_res = self.git_txn_verdict(&lines, message, create_reflog)?;
         self.txns += 1;
         let time = BASE_TIME + 60 * self.tick;
         // The model decides on a copy; it is kept once git's verdict is known.
@@ -203,62 +187,115 @@ impl Executor<'_> {
         self.model_trial = Some(trial);
         let interleaved = self.interleave_repo.is_some() && self.txns % 2 == 0;
         let ours_res = if interleaved {
-            // git writes this transaction into our stack; we take the next.
-            let r = match self.git_txn(1, &lines, message, create_reflog) {
-                TxnResult::Committed => Ok(()),
-                TxnResult::Failed(_, err) => match messages::classify(&err) {
-                    Some(c) => Err(refused(c, &err)),
-                    None => {
-                        self.diverge(
-                            Check::ErrorClass,
-                            "unclassified git message",
-                            format!("git writing into our stack: {}", err.trim()),
-                        );
-                        return None;
-                    }
-                },
-            };
-            if let Err(e) = self.db.reload() {
-                self.diverge(Check::OursReadsGit, "reload failed", e.to_string());
-            }
-            r
+            self.git_writes_ours(&lines, message, create_reflog)?
         } else {
-            let names_ok = updates.iter().all(|u| {
-                is_valid_refname(u.refname.as_bytes(), true)
-                    && [&u.new, &u.old].into_iter().flatten().all(|v| match v {
-                        crate::ops::Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
-                        _ => true,
-                    })
-            });
-            if !names_ok {
-                // update-ref's parser refuses invalid names before the ref layer.
-                Err(refused(
-                    ErrClass::BadName,
-                    "invalid name (update-ref's parser)",
-                ))
-            } else {
-                let upd: Vec<_> = updates
-                    .iter()
-                    .map(|u| u.to_ref_update(message, create_reflog))
-                    .collect();
-                let c = self.committer();
-                self.db
-                    .transaction(&upd, &c, &objects)
-                    .map_err(|e| our_refusal(&e))
-            }
+            self.our_txn(updates, message, create_reflog, &objects)
         };
         if git_res.is_ok() {
-            self.twin_changed = true;
-            if let Some((_, twin)) = &self.twin {
-                if let Err(e) = twin.apply(updates, message) {
-                    // The files backend cannot hold every state a reftable stack
-                    // can (no HEAD, symref loops): the twin stops here.
-                    self.result.twin_retired = Some(e);
-                    self.twin = None;
-                }
-            }
+            self.twin_apply(updates, message);
         }
         Some((git_res, ours_res, Some(model_res)))
+    }
+
+    /// git's verdict on `lines` in its repository; `None` when git crashed or hung.
+    fn git_txn_verdict(
+        &mut self,
+        lines: &str,
+        message: &str,
+        create_reflog: bool,
+    ) -> Option<Result<(), Refused>> {
+        match self.git_txn(0, lines, message, create_reflog) {
+            TxnResult::Committed => Some(Ok(())),
+            TxnResult::Failed(Exit::Code(_), err) => Some(Err(git_refusal(&err))),
+            TxnResult::Failed(Exit::Signal(s), err) => {
+                self.diverge(
+                    Check::GitCrashed,
+                    "git crashed",
+                    format!("signal {s}: {err}"),
+                );
+                None
+            }
+            TxnResult::Failed(Exit::Timeout, _) => {
+                self.diverge(Check::Hang, "hang", "git update-ref timed out".into());
+                None
+            }
+        }
+    }
+
+    /// An interleaved transaction: git writes it into our stack (through the interleave
+    /// repository) and we reload; `None` when git's refusal is not in the wording table.
+    fn git_writes_ours(
+        &mut self,
+        lines: &str,
+        message: &str,
+        create_reflog: bool,
+    ) -> Option<Result<(), Refused>> {
+        // git writes this transaction into our stack; we take the next.
+        let r = match self.git_txn(1, lines, message, create_reflog) {
+            TxnResult::Committed => Ok(()),
+            TxnResult::Failed(_, err) => match messages::classify(&err) {
+                Some(c) => Err(refused(c, &err)),
+                None => {
+                    self.diverge(
+                        Check::ErrorClass,
+                        "unclassified git message",
+                        format!("git writing into our stack: {}", err.trim()),
+                    );
+                    return None;
+                }
+            },
+        };
+        if let Err(e) = self.db.reload() {
+            self.diverge(Check::OursReadsGit, "reload failed", e.to_string());
+        }
+        Some(r)
+    }
+
+    /// The transaction on our ref database, after the names check of update-ref's parser.
+    fn our_txn(
+        &mut self,
+        updates: &[Update],
+        message: &str,
+        create_reflog: bool,
+        objects: &PoolObjects<'_>,
+    ) -> Result<(), Refused> {
+        let names_ok = updates.iter().all(|u| {
+            is_valid_refname(u.refname.as_bytes(), true)
+                && [&u.new, &u.old].into_iter().flatten().all(|v| match v {
+                    crate::ops::Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
+                    _ => true,
+                })
+        });
+        if !names_ok {
+            // update-ref's parser refuses invalid names before the ref layer.
+            Err(refused(
+                ErrClass::BadName,
+                "invalid name (update-ref's parser)",
+            ))
+        } else {
+            let upd: Vec<_> = updates
+                .iter()
+                .map(|u| u.to_ref_update(message, create_reflog))
+                .collect();
+            let c = self.committer();
+            self.db
+                .transaction(&upd, &c, objects)
+                .map_err(|e| our_refusal(&e))
+        }
+    }
+
+    /// Apply a transaction git applied to the twin, retiring the twin when the files
+    /// backend cannot hold the result.
+    fn twin_apply(&mut self, updates: &[Update], message: &str) {
+        self.twin_changed = true;
+        if let Some((_, twin)) = &self.twin {
+            if let Err(e) = twin.apply(updates, message) {
+                // The files backend cannot hold every state a reftable stack
+                // can (no HEAD, symref loops): the twin stops here.
+                self.result.twin_retired = Some(e);
+                self.twin = None;
+            }
+        }
     }
 
     /// `git reflog expire` against our expiry.
