@@ -9,7 +9,6 @@ mod expiry;
 mod lookups;
 mod steps;
 
-pub use checks::{resolve, walkable_reflogs};
 use coprocs::{UpdateRefs, VERIFIER};
 
 use std::path::{Path, PathBuf};
