@@ -6,7 +6,7 @@
 #   ci/damaged.sh [--git PATH] [--trials N] [--seconds S] [--seed S] [--bases N]
 #
 # Reports go to target/conformance/damaged.{json,md}, each distinct git finding (minimized,
-# with a git-only repro.sh) to target/conformance/damaged/. Backtraces need gdb (optional).
+# with a git-only reproduce.sh) to target/conformance/damaged/. Backtraces need gdb (optional).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target/conformance

@@ -111,7 +111,7 @@ struct DamagedArgs {
     /// The git binary (default: REFTABLE_TEST_GIT, else git on PATH).
     #[arg(long)]
     git: Option<PathBuf>,
-    /// Where findings (damaged repository, repro.sh) are written.
+    /// Where findings (damaged repository, reproduce.sh) are written.
     #[arg(long, default_value = "target/conformance/damaged")]
     out: PathBuf,
     /// Write the JSON report here.

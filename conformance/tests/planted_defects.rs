@@ -52,7 +52,7 @@ fn planted_defects_are_caught_minimized_and_replayable() {
             git: Some(env.git.bin().display().to_string()),
         };
         casedir::write(&dir, &file, &replay, None, Some(env.pool(opts.hash()))).unwrap();
-        for script in ["replay.sh", "reproduce-git.sh"] {
+        for script in ["rerun.sh", "reproduce.sh"] {
             assert!(dir.join(script).is_file(), "{script} written");
         }
         let back = CaseFile::read(&dir).unwrap();

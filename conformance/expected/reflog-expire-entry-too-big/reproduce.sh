@@ -3,7 +3,7 @@
 #
 # Runs the operations of a reftable-rs conformance case with git alone and prints
 # each command's exit status and the refs after it.
-# Usage: sh reproduce-git.sh [GIT]   (default: git on PATH)
+# Usage: sh reproduce.sh [GIT]   (default: git on PATH)
 #
 # What the gate saw:
 #   step 1: reflog expire Before(1112912053) refs/heads/b/c/d

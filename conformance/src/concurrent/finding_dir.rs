@@ -10,6 +10,7 @@ use crate::concurrent::config::ConcurrentConfig;
 use crate::concurrent::coordinator::{case_options, RunOutput};
 use crate::concurrent::evidence::journal_indexes;
 use crate::concurrent::spec::{names, Outcome};
+use crate::finding::dir::{fresh, rerun_script, write_script, RERUN};
 use crate::setup::env::Env;
 
 /// The interleaving: every attempt in commit order (acknowledged transactions by update
@@ -114,8 +115,7 @@ fn fresh_dir(base: &Path, cfg: &ConcurrentConfig, run: &RunOutput) -> Result<Pat
         .or(run.report.findings.first())
         .map_or("finding".to_string(), |f| f.class.replace(' ', "-"));
     let dir = base.join(format!("concurrent-seed{}-{class}", cfg.seed));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    fresh(&dir).map_err(|e| e.to_string())?;
     Ok(dir)
 }
 
@@ -162,14 +162,14 @@ fn serial_replay(
     Ok(line)
 }
 
-/// `rerun.sh`: the command that runs `cfg` again (with its planted defect, if any).
-fn rerun_script(env: &Env, cfg: &ConcurrentConfig) -> String {
-    format!(
-        "#!/bin/sh\n# Runs the configuration that showed the finding again (the interleaving is up to\n# the scheduler; interleaving.txt has the one that was seen, serial/ replays it in\n# commit order). CONFORMANCE: the conformance binary (a test-hooks build for a planted\n# defect).\nexec env {}\"${{CONFORMANCE:-conformance}}\" {}\n",
-        cfg.plant
+/// The [`RERUN`] script: runs `cfg` again (with its planted defect, if any).
+fn rerun(env: &Env, cfg: &ConcurrentConfig) -> String {
+    rerun_script(
+        "Runs the configuration that showed the finding again (the interleaving is up to\nthe scheduler; interleaving.txt has the one that was seen, serial/ replays it in\ncommit order). A planted defect needs a test-hooks build as CONFORMANCE.",
+        &cfg.plant
             .as_ref()
             .map_or(String::new(), |p| format!("REFTABLE_PLANT={p} ")),
-        cfg.command_line(env.git.bin()).trim_start_matches("conformance ")
+        cfg.command_line(env.git.bin()).trim_start_matches("conformance "),
     )
 }
 
@@ -204,7 +204,7 @@ pub(crate) fn write_finding(
     let ops = serial_ops(&run.outcomes, &indexes);
     findings.push_str(&serial_replay(env, &dir, cfg, ops)?);
     w("findings.txt", &findings)?;
-    w("rerun.sh", &rerun_script(env, cfg))?;
+    write_script(&dir.join(RERUN), &rerun(env, cfg)).map_err(|e| format!("{RERUN}: {e}"))?;
     crate::stack_files::copy_dir(
         &run.repo.path().join(".git/reftable"),
         &dir.join("stack"),

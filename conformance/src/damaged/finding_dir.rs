@@ -1,10 +1,11 @@
 //! The findings of a run written out at its end: each finding's damage minimized, its
-//! directory written (the damaged repository with a git-only `repro.sh`, and the portable
-//! form the run's one `reproduce.sh` rebuilds), the finding filed into the report.
+//! directory written (the damaged repository with a git-only `reproduce.sh`, and the
+//! portable form the run's one `reproduce.sh` beside the findings rebuilds), the finding filed into the report.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::finding::dir::{fresh, write_script, REPRODUCE};
 use crate::setup::env::Env;
 use crate::stack_files::copy_dir;
 
@@ -53,12 +54,11 @@ pub(crate) fn write_findings(
 
 /// The git-only reproducer of every finding of a run, written once beside them:
 /// `sh reproduce.sh FINDING-DIR [GIT]`.
-const REPRODUCE: &str = include_str!("reproduce.sh");
+const PORTABLE: &str = include_str!("reproduce.sh");
 
 /// Write a finding's damaged repository and a git-only reproducer.
 fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), String> {
-    let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    fresh(dir).map_err(|e| e.to_string())?;
     let t = Trial::prepare(base, &f.damage, &dir.join("work"))?;
     copy_dir(&t.git_repo, &dir.join("repo"), None)?;
     copy_dir(&t.dir.join("outside"), &dir.join("outside"), None)?;
@@ -84,13 +84,7 @@ fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), 
     let script = format!(
         "#!/bin/sh\n{about}# Run with GIT=/path/to/git (default: git). Exit status and signal are printed.\ncd \"$(dirname \"$0\")/repo\" || exit 2\nGIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_TEST_REFTABLE_AUTOCOMPACTION=false \"${{GIT:-git}}\" {args}\necho \"exit status $?\"\n"
     );
-    std::fs::write(dir.join("repro.sh"), script).map_err(|e| e.to_string())?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ =
-            std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755));
-    }
+    write_script(&dir.join(REPRODUCE), &script).map_err(|e| e.to_string())?;
     // The portable form: the damaged stack, the command (`command`, shell-quoted) and the
     // object format, which the run's one `reproduce.sh` puts into a fresh repository with the
     // objects of the case's pool as alternate (`objects-<hash>` beside the findings).
@@ -102,9 +96,9 @@ fn write_finding(env: &Env, base: &Base, f: &Finding, dir: &Path) -> Result<(), 
     std::fs::write(dir.join("command"), format!("{args}\n")).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("object-format"), format!("{}\n", base.hash.name()))
         .map_err(|e| e.to_string())?;
-    let shared = dir.with_file_name("reproduce.sh");
+    let shared = dir.with_file_name(REPRODUCE);
     if !shared.exists() {
-        std::fs::write(&shared, REPRODUCE).map_err(|e| e.to_string())?;
+        std::fs::write(&shared, PORTABLE).map_err(|e| e.to_string())?;
     }
     let json = serde_json::to_string_pretty(f).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("finding.json"), json).map_err(|e| e.to_string())?;

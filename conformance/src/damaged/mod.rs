@@ -8,7 +8,7 @@
 //! where git either rejects the stack or still returns the undamaged answer. git's crashes
 //! are told apart by signal and the first frames of a backtrace (`gdb -batch` when it is
 //! installed), each distinct one minimized (edit by edit, table by table) and written as a
-//! directory with the damaged repository and a git-only `repro.sh`.
+//! directory with the damaged repository and a git-only `reproduce.sh`.
 //!
 //! The files, bottom up: [`config`] (what to run), [`damage`] (edits as data) and [`sites`]
 //! (where to damage), [`report`] (findings and the report), `outside` (the victim

@@ -30,7 +30,7 @@ pub struct Finding {
     pub base: usize,
     /// Detail (stderr, our error, the outputs).
     pub detail: String,
-    /// The directory with the damaged repository and `repro.sh`.
+    /// The directory with the damaged repository and `reproduce.sh`.
     pub case_dir: Option<String>,
 }
 

@@ -156,7 +156,7 @@ fn header(s: &mut String, title: &str, opts: &CaseOptions, ops: &[Op], divergenc
         "#\n# Runs the operations of a reftable-rs conformance case with git alone and prints\n",
     );
     s.push_str("# each command's exit status and the refs after it.\n");
-    s.push_str("# Usage: sh reproduce-git.sh [GIT]   (default: git on PATH)\n");
+    s.push_str("# Usage: sh reproduce.sh [GIT]   (default: git on PATH)\n");
     if !divergences.is_empty() {
         s.push_str("#\n# What the gate saw:\n");
         for d in divergences {

@@ -5,16 +5,16 @@
 //! git-stdin.txt      the exact update-ref --stdin input, transaction by transaction
 //! ours/ git/         both stacks after the divergent step (when kept)
 //! diff.txt           what differs
-//! replay.sh          replays the case through the gate, from any directory
-//! reproduce-git.sh   the operations with git alone (no cargo), for a report upstream
+//! rerun.sh           replays the case through the gate, from any directory
+//! reproduce.sh       the operations with git alone (no cargo), for a report upstream
 //! ```
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::finding::dir::{rerun_script, write_script, REPRODUCE, RERUN};
 use crate::finding::divergence::Divergence;
-
 use crate::generated::outcome::CaseResult;
 use crate::ops::{CaseOptions, Op};
 use crate::setup::pool::ObjectPool;
@@ -92,7 +92,14 @@ pub fn write(
         copy_stack(ours, &dir.join("ours"))?;
         copy_stack(git, &dir.join("git"))?;
     }
-    write_exec(&dir.join("replay.sh"), &replay_script())?;
+    write_script(
+        &dir.join(RERUN),
+        &rerun_script(
+            "Replay this case on the git recorded in case.json (or: rerun.sh --git PATH).",
+            "",
+            "replay \"$here\"",
+        ),
+    )?;
     if let Some(pool) = pool {
         let name = dir
             .file_name()
@@ -108,38 +115,7 @@ pub fn write(
             pool,
             &file.divergences,
         );
-        write_exec(&dir.join("reproduce-git.sh"), &script)?;
+        write_script(&dir.join(REPRODUCE), &script)?;
     }
     Ok(())
-}
-
-fn write_exec(path: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::write(path, text)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
-    }
-    Ok(())
-}
-
-/// `replay.sh`: runs the gate's `replay` on its own directory, wherever it is called from,
-/// with the conformance binary that wrote it when it still exists, else through cargo in the
-/// workspace it came from. Arguments pass through (`--git PATH` overrides the recorded git).
-fn replay_script() -> String {
-    let bin = std::env::current_exe()
-        .ok()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap_or_else(|| Path::new("."))
-        .display()
-        .to_string();
-    let q = crate::finding::script::sh_quote;
-    format!(
-        "#!/bin/sh\n# Replay this case on the git recorded in case.json (or: replay.sh --git PATH).\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nbin={}\nif [ -x \"$bin\" ]; then exec \"$bin\" replay \"$here\" \"$@\"; fi\nexec cargo run --quiet --release --manifest-path {} -p conformance -- replay \"$here\" \"$@\"\n",
-        q(&bin),
-        q(&format!("{workspace}/Cargo.toml"))
-    )
 }
