@@ -23,7 +23,7 @@ pub struct Refused {
 
 /// One failed comparison.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
+pub struct Mismatch {
     /// The check that failed.
     pub check: Check,
     /// A short class (`error mismatch`, `unclassified git message`).
@@ -38,7 +38,7 @@ pub struct VerdictComparison {
     /// Checks compared (each counted once).
     pub compared: Vec<Check>,
     /// The first failed comparison.
-    pub finding: Option<Finding>,
+    pub mismatch: Option<Mismatch>,
     /// The model could not judge (a storage-level refusal such as an entry too large for
     /// the block size: the model knows no tables).
     pub model_not_applicable: bool,
@@ -77,13 +77,13 @@ pub fn compare(
 ) -> VerdictComparison {
     let mut out = VerdictComparison::default();
     out.compared.push(Check::Verdict);
-    out.finding = first_finding(&mut out, git, ours, model);
+    out.mismatch = first_mismatch(&mut out, git, ours, model);
     out
 }
 
-/// A failed comparison (as [`first_finding`] returns it).
-fn finding(check: Check, class: &'static str, detail: String) -> Option<Finding> {
-    Some(Finding {
+/// A failed comparison (as [`first_mismatch`] returns it).
+fn mismatch(check: Check, class: &'static str, detail: String) -> Option<Mismatch> {
+    Some(Mismatch {
         check,
         class,
         detail,
@@ -92,19 +92,19 @@ fn finding(check: Check, class: &'static str, detail: String) -> Option<Finding>
 
 /// The comparisons of [`compare`] in order, each recorded in `out` as it is made; the first
 /// that fails.
-fn first_finding(
+fn first_mismatch(
     out: &mut VerdictComparison,
     git: &Result<(), Refused>,
     ours: &Result<(), Refused>,
     model: Option<&Result<(), Refusal>>,
-) -> Option<Finding> {
+) -> Option<Mismatch> {
     if let Err(Refused {
         class: None,
         message,
     }) = git
     {
         out.compared.push(Check::ErrorClass);
-        return finding(
+        return mismatch(
             Check::ErrorClass,
             "unclassified git message",
             format!(
@@ -115,7 +115,7 @@ fn first_finding(
     }
     let git_class = git.as_ref().err().and_then(|r| r.class);
     if git.is_ok() != ours.is_ok() {
-        return finding(
+        return mismatch(
             Check::Verdict,
             "error mismatch",
             format!("git {}, ours {}", show(git), show(ours)),
@@ -127,7 +127,7 @@ fn first_finding(
     }) = ours
     {
         out.compared.push(Check::ErrorClass);
-        return finding(
+        return mismatch(
             Check::ErrorClass,
             "unexpected library error",
             format!("git {}, ours failed: {message}", show(git)),
@@ -139,7 +139,7 @@ fn first_finding(
     let storage = git_class.is_some_and(|c| c.fault().is_none());
     if let (Some(g), Err(o)) = (git_class, ours) {
         out.compared.push(Check::ErrorClass);
-        if let Some(f) = class_finding(git, g, o, model, storage) {
+        if let Some(f) = class_mismatch(git, g, o, model, storage) {
             return Some(f);
         }
     }
@@ -149,23 +149,23 @@ fn first_finding(
         return None;
     }
     out.compared.push(Check::Model);
-    model_finding(git, git_class, m)
+    model_mismatch(git, git_class, m)
 }
 
 /// When git and we both refuse (`g`, `o`): for a transaction the model refuses, each reason
 /// must be one of its faults; otherwise (and for a storage refusal) the classes must be equal.
-fn class_finding(
+fn class_mismatch(
     git: &Result<(), Refused>,
     g: ErrClass,
     o: ErrClass,
     model: Option<&Result<(), Refusal>>,
     storage: bool,
-) -> Option<Finding> {
+) -> Option<Mismatch> {
     match model {
         Some(Err(refusal)) if !storage => {
             let applies = |c: ErrClass| c.fault().is_some_and(|f| refusal.faults.contains(f));
             if !applies(g) || !applies(o) {
-                return finding(
+                return mismatch(
                     Check::ErrorClass,
                     "error mismatch",
                     format!(
@@ -177,7 +177,7 @@ fn class_finding(
             }
         }
         _ if g != o => {
-            return finding(
+            return mismatch(
                 Check::ErrorClass,
                 "error mismatch",
                 format!("git {}, ours {o:?}", show(git)),
@@ -189,11 +189,11 @@ fn class_finding(
 }
 
 /// The model must agree with git on accepting, and git's reason must be one of its faults.
-fn model_finding(
+fn model_mismatch(
     git: &Result<(), Refused>,
     git_class: Option<ErrClass>,
     m: &Result<(), Refusal>,
-) -> Option<Finding> {
+) -> Option<Mismatch> {
     let agrees = match (git_class, m) {
         (None, Ok(())) => true,
         (Some(g), Err(r)) => g.fault().is_some_and(|f| r.faults.contains(f)),
@@ -206,7 +206,7 @@ fn model_finding(
         Ok(()) => "accepts".to_string(),
         Err(r) => format!("refuses with faults {}", r.faults),
     };
-    finding(
+    mismatch(
         Check::Model,
         "error mismatch",
         format!("git {}, the model {m}", show(git)),
@@ -246,7 +246,7 @@ mod tests {
         let model = faults(&[Fault::OldValue, Fault::NonCommit]);
         for g in [ErrClass::OldValue, ErrClass::NonCommit] {
             let c = compare(&refused(g), &ours(ErrClass::OldValue), Some(&model));
-            assert_eq!(c.finding, None, "git reporting {g:?}");
+            assert_eq!(c.mismatch, None, "git reporting {g:?}");
             assert_eq!(
                 c.compared,
                 [Check::Verdict, Check::ErrorClass, Check::Model]
@@ -256,7 +256,7 @@ mod tests {
         let model = faults(&[Fault::DfConflict, Fault::OldValue]);
         for g in [ErrClass::DfConflict, ErrClass::OldValue] {
             for o in [ErrClass::DfConflict, ErrClass::OldValue] {
-                assert_eq!(compare(&refused(g), &ours(o), Some(&model)).finding, None);
+                assert_eq!(compare(&refused(g), &ours(o), Some(&model)).mismatch, None);
             }
         }
     }
@@ -269,7 +269,7 @@ mod tests {
             &ours(ErrClass::OldValue),
             Some(&model),
         );
-        let f = c.finding.expect("diverges");
+        let f = c.mismatch.expect("diverges");
         assert_eq!(f.check, Check::ErrorClass);
         assert!(f.detail.contains("{OldValue, NonCommit}"), "{}", f.detail);
         // Ours giving a reason outside the set fails the same way.
@@ -278,7 +278,7 @@ mod tests {
             &ours(ErrClass::Duplicate),
             Some(&model),
         );
-        assert_eq!(c.finding.expect("diverges").check, Check::ErrorClass);
+        assert_eq!(c.mismatch.expect("diverges").check, Check::ErrorClass);
     }
 
     #[test]
@@ -292,7 +292,7 @@ mod tests {
             &ours(ErrClass::OldValue),
             Some(&faults(&[Fault::OldValue])),
         );
-        let f = c.finding.expect("diverges");
+        let f = c.mismatch.expect("diverges");
         assert_eq!(
             (f.check, f.class),
             (Check::ErrorClass, "unclassified git message")
@@ -303,30 +303,30 @@ mod tests {
     #[test]
     fn verdicts_and_the_model() {
         let ok: Result<(), Refused> = Ok(());
-        assert_eq!(compare(&ok, &Ok(()), Some(&Ok(()))).finding, None);
+        assert_eq!(compare(&ok, &Ok(()), Some(&Ok(()))).mismatch, None);
         let c = compare(&ok, &ours(ErrClass::OldValue), Some(&Ok(())));
-        assert_eq!(c.finding.expect("diverges").check, Check::Verdict);
+        assert_eq!(c.mismatch.expect("diverges").check, Check::Verdict);
         // git and we accept what the model refuses.
         let c = compare(&ok, &Ok(()), Some(&faults(&[Fault::NonCommit])));
-        assert_eq!(c.finding.expect("diverges").check, Check::Model);
+        assert_eq!(c.mismatch.expect("diverges").check, Check::Model);
         // A storage refusal: the model cannot judge.
         let c = compare(
             &refused(ErrClass::EntryTooLarge),
             &ours(ErrClass::EntryTooLarge),
             Some(&Ok(())),
         );
-        assert_eq!(c.finding, None);
+        assert_eq!(c.mismatch, None);
         assert!(c.model_not_applicable);
         // Other operations compare classes exactly.
         let c = compare(&refused(ErrClass::NoReflog), &ours(ErrClass::Lock), None);
-        assert_eq!(c.finding.expect("diverges").check, Check::ErrorClass);
+        assert_eq!(c.mismatch.expect("diverges").check, Check::ErrorClass);
         assert_eq!(
             compare(
                 &refused(ErrClass::NoReflog),
                 &ours(ErrClass::NoReflog),
                 None
             )
-            .finding,
+            .mismatch,
             None
         );
     }

@@ -230,7 +230,7 @@ impl<'e> Executor<'e> {
         if c.model_not_applicable {
             self.result.model_not_applicable += 1;
         }
-        if let Some(f) = c.finding {
+        if let Some(f) = c.mismatch {
             self.diverge(f.check, f.class, f.detail);
             return;
         }
