@@ -1,16 +1,30 @@
-//! Known git defects: divergences we expect from some gits, each with the versions that have
-//! the defect, a signature that identifies it, the evidence that git is wrong, a case
-//! directory that reproduces it and a shell script that shows it with git alone.
+//! Known git defects, for every mode of the gate: divergences we expect from some gits,
+//! each with the mode that sees it, the versions that have the defect, a signature that
+//! identifies it, the evidence that git is wrong and, where there is one, a case directory
+//! that reproduces it and a shell script that shows it with git alone.
 //!
-//! An entry is matched only against gits in its version range, and the gate replays every
-//! entry in range of the gits it runs: one that stops reproducing there fails the run (the
-//! defect was fixed, or the entry's range is wrong).
+//! An entry is matched only against gits in its version range, and only by its own mode.
+//! The signature is the entry's `detail_contains`, read per mode:
 //!
-//! The file is JSON, a list of entries:
+//! - `run` (generated cases): a divergence of the entry's `check` whose detail contains
+//!   `detail_contains`. The gate replays every run entry in range of the gits it runs: one
+//!   that stops reproducing there fails the run (the defect was fixed, or the entry's
+//!   range is wrong).
+//! - `concurrent` (`check` is `concurrent`): a finding whose `class: detail` contains
+//!   `detail_contains`; in a run where it matched, findings of the classes in `implies`
+//!   are put down to it too.
+//! - `migrate`: a difference between git's migration and ours whose class (`log update
+//!   indexes`, `files: reflogs`, ...) equals `detail_contains`.
+//! - `damaged`: a finding on git of a damaged stack whose `class command` (`hang
+//!   for-each-ref`, `touched-outside pack-refs`) contains `detail_contains`.
+//!
+//! The file is JSON, a list of entries; `mode` is written in every one, `check` only in
+//! run and concurrent entries:
 //!
 //! ```json
 //! [{
 //!   "id": "non-commit-through-symref",
+//!   "mode": "run",
 //!   "versions": ">= 2.55.0.400, < 2.56.0",
 //!   "check": "verdict",
 //!   "detail_contains": "to branch",
@@ -21,7 +35,8 @@
 //! }]
 //! ```
 //!
-//! `case` and `reproducer` are relative to the file's directory.
+//! `case` and `reproducer` are relative to the file's directory; migrate entries have
+//! neither, damaged entries only a reproducer.
 
 use std::path::{Path, PathBuf};
 
@@ -30,23 +45,41 @@ use serde::{Deserialize, Serialize};
 use crate::finding::divergence::{Check, Divergence};
 use crate::git::version::{GitVersion, VersionRange};
 
+/// The mode of the gate that sees a defect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Generated cases (`conformance run`).
+    Run,
+    /// Concurrent writers (`conformance run --concurrent`).
+    Concurrent,
+    /// Migration between the files backend and reftable (`conformance migrate`).
+    Migrate,
+    /// Damaged stacks (`conformance damaged`).
+    Damaged,
+}
+
 /// One known divergence.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Expected {
     /// Short identifier.
     pub id: String,
+    /// The mode that sees it, and so how `detail_contains` is read (see the module docs).
+    pub mode: Mode,
     /// The gits that have the defect (`>= 2.50.0, < 2.55.0`; `*` for all).
     pub versions: String,
-    /// The check that diverges.
-    pub check: Check,
-    /// A substring of the divergence detail that identifies it.
+    /// The check that diverges (run and concurrent entries only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<Check>,
+    /// The signature that identifies it, read per mode.
     pub detail_contains: String,
     /// Why git is wrong here.
     pub reason: String,
     /// git source file and line, or the commit that introduced or fixed the defect.
     #[serde(default)]
     pub evidence: String,
-    /// Case directory that reproduces it.
+    /// Case directory that reproduces it (none for migrate and damaged entries).
+    #[serde(default)]
     pub case: String,
     /// A shell script that shows the defect with git alone.
     #[serde(default)]
@@ -80,6 +113,21 @@ pub fn default_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("expected-divergences.json")
 }
 
+/// Why `e`'s `check` does not fit its mode, if it does not: run entries name a check of
+/// the generated cases, concurrent entries the concurrent check, the others none.
+fn check_misfit(e: &Expected) -> Option<&'static str> {
+    match (e.mode, e.check) {
+        (Mode::Run, Some(c)) if c != Check::Concurrent => None,
+        (Mode::Run, _) => Some("a run entry needs a check other than concurrent"),
+        (Mode::Concurrent, Some(Check::Concurrent)) => None,
+        (Mode::Concurrent, _) => Some("a concurrent entry needs the check concurrent"),
+        (Mode::Migrate | Mode::Damaged, None) => None,
+        (Mode::Migrate | Mode::Damaged, Some(_)) => {
+            Some("only run and concurrent entries have a check")
+        }
+    }
+}
+
 impl ExpectedSet {
     /// Read the file at `path`.
     pub fn load(path: &Path) -> Result<ExpectedSet, String> {
@@ -90,6 +138,9 @@ impl ExpectedSet {
         for e in list {
             let r = VersionRange::parse(&e.versions)
                 .map_err(|m| format!("{}: entry {}: {m}", path.display(), e.id))?;
+            if let Some(m) = check_misfit(&e) {
+                return Err(format!("{}: entry {}: {m}", path.display(), e.id));
+            }
             entries.push((e, r));
         }
         Ok(ExpectedSet {
@@ -103,7 +154,7 @@ impl ExpectedSet {
         self.entries.iter().map(|(e, _)| e)
     }
 
-    /// The entries whose range holds `v`.
+    /// The entries whose range holds `v`, of every mode.
     pub fn in_range<'s>(&'s self, v: &'s GitVersion) -> impl Iterator<Item = &'s Expected> {
         self.entries
             .iter()
@@ -111,9 +162,18 @@ impl ExpectedSet {
             .map(|(e, _)| e)
     }
 
-    /// The entry in range of `v` that `d` matches, if any.
+    /// The entries of `mode` whose range holds `v`.
+    pub fn in_range_of<'s>(
+        &'s self,
+        v: &'s GitVersion,
+        mode: Mode,
+    ) -> impl Iterator<Item = &'s Expected> {
+        self.in_range(v).filter(move |e| e.mode == mode)
+    }
+
+    /// The run-mode entry in range of `v` that `d` matches, if any.
     pub fn matching<'s>(&'s self, v: &'s GitVersion, d: &Divergence) -> Option<&'s Expected> {
-        self.in_range(v).find(|e| matches(e, d))
+        self.in_range_of(v, Mode::Run).find(|e| matches(e, d))
     }
 
     /// The concurrent-mode entry in range of `v` that a finding (`class: detail`) matches.
@@ -122,8 +182,32 @@ impl ExpectedSet {
         v: &'s GitVersion,
         finding: &str,
     ) -> Option<&'s Expected> {
-        self.in_range(v)
-            .find(|e| e.check == Check::Concurrent && finding.contains(&e.detail_contains))
+        self.in_range_of(v, Mode::Concurrent)
+            .find(|e| finding.contains(&e.detail_contains))
+    }
+
+    /// The migrate-mode entry in range of `v` for a difference of `class` between git's
+    /// migration and ours.
+    pub fn matching_migration<'s>(
+        &'s self,
+        v: &'s GitVersion,
+        class: &str,
+    ) -> Option<&'s Expected> {
+        self.in_range_of(v, Mode::Migrate)
+            .find(|e| e.detail_contains == class)
+    }
+
+    /// The damaged-mode entry in range of `v` for a finding of `class` (`hang`,
+    /// `touched-outside`, ...) on git's `command` (`for-each-ref`, `pack-refs`, ...).
+    pub fn matching_damaged<'s>(
+        &'s self,
+        v: &'s GitVersion,
+        class: &str,
+        command: &str,
+    ) -> Option<&'s Expected> {
+        let signature = format!("{class} {command}");
+        self.in_range_of(v, Mode::Damaged)
+            .find(|e| signature.contains(&e.detail_contains))
     }
 
     /// A path of an entry, resolved against the file's directory.
@@ -135,7 +219,118 @@ impl ExpectedSet {
     }
 }
 
-/// Whether `d` is the divergence `e` describes.
+/// Whether `d` is the divergence the run-mode entry `e` describes.
 pub fn matches(e: &Expected, d: &Divergence) -> bool {
-    e.check == d.check && d.detail.contains(&e.detail_contains)
+    e.check == Some(d.check) && d.detail.contains(&e.detail_contains)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> GitVersion {
+        GitVersion::parse(s).unwrap()
+    }
+
+    fn id(e: Option<&Expected>) -> Option<&str> {
+        e.map(|e| e.id.as_str())
+    }
+
+    #[test]
+    fn migration_entries_match_their_class_in_their_range() {
+        let known = ExpectedSet::load(&default_path()).unwrap();
+        let m = |ver: &str, class: &str| {
+            id(known.matching_migration(&v(ver), class)).map(str::to_string)
+        };
+        assert_eq!(
+            m("2.50.1", "log update indexes").as_deref(),
+            Some("migrate-reflog-index-per-reflog")
+        );
+        assert_eq!(m("2.52.0", "log update indexes"), None);
+        assert_eq!(
+            m("2.51.0", "files: reflogs").as_deref(),
+            Some("migrate-back-reflog-old-ids-and-identity")
+        );
+        assert_eq!(m("2.51.1", "files: reflogs"), None);
+        assert_eq!(
+            m("2.55.0.618", "ref values").as_deref(),
+            Some("migrate-annotated-tags-unpeeled")
+        );
+        // The class is the whole signature, not a part of it.
+        assert_eq!(m("2.55.0", "ref"), None);
+        assert_eq!(m("2.55.0", "table bytes"), None);
+    }
+
+    #[test]
+    fn damaged_entries_match_class_and_command() {
+        let known = ExpectedSet::load(&default_path()).unwrap();
+        let d = |ver: &str, class: &str, command: &str| {
+            id(known.matching_damaged(&v(ver), class, command)).map(str::to_string)
+        };
+        assert_eq!(
+            d("2.47.3", "hang", "for-each-ref").as_deref(),
+            Some("index-entry-pointing-at-its-own-block")
+        );
+        assert_eq!(d("2.47.3", "crash", "for-each-ref"), None);
+        assert_eq!(
+            d("2.52.0", "touched-outside", "pack-refs").as_deref(),
+            Some("tables-list-names-outside-the-stack")
+        );
+        assert_eq!(d("2.52.0", "touched-outside", "for-each-ref"), None);
+    }
+
+    #[test]
+    fn each_mode_sees_its_own_entries_only() {
+        let known = ExpectedSet::load(&default_path()).unwrap();
+        let master = v("2.55.0.618");
+        // A migration class or a damaged signature is no run or concurrent finding.
+        assert!(known
+            .matching_concurrent(&master, "hang for-each-ref")
+            .is_none());
+        assert!(known
+            .matching_migration(&master, "touched-outside pack-refs")
+            .is_none());
+        let run = Divergence {
+            step: 0,
+            check: Check::Verdict,
+            class: String::new(),
+            detail: "git accepted, ours refused (NonCommit)".into(),
+        };
+        assert_eq!(
+            id(known.matching(&master, &run)),
+            Some("non-commit-through-symref")
+        );
+        for e in known.entries() {
+            assert!(check_misfit(e).is_none(), "{}", e.id);
+            if e.mode == Mode::Run || e.mode == Mode::Concurrent {
+                assert!(!e.case.is_empty(), "{} has no case", e.id);
+            }
+            if e.mode != Mode::Migrate {
+                assert!(known.resolve(&e.reproducer).is_file(), "{}", e.id);
+            }
+        }
+    }
+
+    #[test]
+    fn an_entry_whose_check_does_not_fit_its_mode_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.json");
+        let entry = |mode: &str, check: &str| {
+            format!(
+                r#"[{{"id": "x", "mode": "{mode}", "versions": "*", {check} "detail_contains": "d", "reason": "r"}}]"#
+            )
+        };
+        for (mode, check, ok) in [
+            ("run", r#""check": "verdict","#, true),
+            ("run", "", false),
+            ("run", r#""check": "concurrent","#, false),
+            ("concurrent", r#""check": "concurrent","#, true),
+            ("concurrent", r#""check": "verdict","#, false),
+            ("migrate", "", true),
+            ("damaged", r#""check": "hang","#, false),
+        ] {
+            std::fs::write(&path, entry(mode, check)).unwrap();
+            assert_eq!(ExpectedSet::load(&path).is_ok(), ok, "{mode} {check}");
+        }
+    }
 }

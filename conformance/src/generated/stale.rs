@@ -1,21 +1,21 @@
-//! The known git defects replayed: every entry of the registry in range of a git is run
-//! again as a case; one that stops reproducing fails the run (the defect was fixed, or
-//! the entry's range is wrong).
+//! The known git defects replayed: every run-mode entry of the registry in range of a git
+//! is run again as a case; one that stops reproducing fails the run (the defect was fixed,
+//! or the entry's range is wrong).
 
-use crate::defects::registry::{matches, ExpectedSet};
-use crate::finding::divergence::Check;
+use crate::defects::registry::{matches, ExpectedSet, Mode};
 use crate::generated::case::run_concrete;
 use crate::generated::casedir::CaseFile;
 use crate::setup::env::Env;
 
-/// Replay every entry in range of `env`'s git; returns one line for each that no longer
-/// reproduces (or cannot be replayed).
+/// Replay every run-mode entry in range of `env`'s git; returns one line for each that no
+/// longer reproduces (or cannot be replayed).
 pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
     let v = env.profile.git_version();
     let mut out = Vec::new();
     // A concurrency defect depends on the scheduler: its case keeps the interleaving, but
-    // no serial replay shows it (its git-only reproducer does, most runs).
-    for e in known.in_range(&v).filter(|e| e.check != Check::Concurrent) {
+    // no serial replay shows it (its git-only reproducer does, most runs); migrate and
+    // damaged entries have no case of generated operations.
+    for e in known.in_range_of(&v, Mode::Run) {
         let dir = known.resolve(&e.case);
         let r = CaseFile::read(&dir).and_then(|c| run_concrete(env, c.options, &c.ops));
         match r {
