@@ -584,12 +584,13 @@ fn main() {
                 println!(
                     "{} {}{}: {}",
                     d.case,
-                    d.class,
-                    d.expected
+                    d.finding.class,
+                    d.finding
+                        .expected
                         .as_ref()
                         .map(|e| format!(" (known: {e})"))
                         .unwrap_or_default(),
-                    d.detail.lines().next().unwrap_or("")
+                    d.finding.detail.lines().next().unwrap_or("")
                 );
             }
             println!(

@@ -1,8 +1,8 @@
 //! Attribution of concurrent findings to the known git defects of the git under test (the
 //! concurrent-mode entries of the expected-divergences file).
 
-use crate::concurrent::finding::Finding;
 use crate::defects::registry::{Expected, ExpectedSet};
+use crate::finding::divergence::Finding;
 use crate::setup::env::Env;
 
 /// Mark the findings a known git defect of this git explains: those its entry matches, and

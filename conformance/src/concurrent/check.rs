@@ -9,10 +9,11 @@ use std::collections::{BTreeSet, HashMap};
 use reftable::ObjectId;
 
 use crate::concurrent::evidence::{listed_refs, Evidence};
-use crate::concurrent::finding::{Finding, Findings};
+use crate::concurrent::finding::Findings;
 use crate::concurrent::fingerprint::{model_print, sample_print, Print};
 use crate::concurrent::spec::{commit_pool, names, Outcome};
 use crate::err_class::ErrClass;
+use crate::finding::divergence::Finding;
 use crate::git::driver::BASE_TIME;
 use crate::model::{Fault, Model};
 use crate::ops::LogRefsOpt;

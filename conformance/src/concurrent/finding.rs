@@ -1,22 +1,9 @@
-//! What a concurrent run shows to be wrong ([`Finding`]), and the collector the checks add
-//! to, which lists only the first few of each class and counts the rest.
+//! The collector the concurrent checks add their [`Finding`]s to, which lists only the first
+//! few of each class and counts the rest.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-/// Something a concurrent run shows to be wrong.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// What kind of wrong (`lost update`, `stale read`, …).
-    pub class: String,
-    /// The evidence.
-    pub detail: String,
-    /// The known git defect it comes from (an entry of the expected-divergences file whose
-    /// range holds the git under test).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-}
+use crate::finding::divergence::Finding;
 
 /// A finding of `class` no known defect explains (yet).
 fn finding(class: &str, detail: String) -> Finding {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::concurrent::finding::Finding;
+use crate::finding::divergence::Finding;
 
 /// The result of one concurrent run (and of its minimization).
 #[derive(Clone, Debug, Default, Serialize)]

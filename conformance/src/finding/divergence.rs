@@ -1,4 +1,5 @@
-//! What the gate compares and what it reports when a comparison fails.
+//! What the gate compares, what it reports when a comparison of the generated mode fails
+//! ([`Divergence`]), and what the other modes report ([`Finding`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -70,4 +71,18 @@ pub struct Divergence {
     pub class: String,
     /// What differs.
     pub detail: String,
+}
+
+/// Something a mode found wrong, as the concurrent and migration reports list it: a class,
+/// the evidence, and the known git defect it is (a registry id), if one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What kind of wrong (`lost update`, `table bytes`, …).
+    pub class: String,
+    /// The evidence.
+    pub detail: String,
+    /// The known git defect it comes from (an entry of the registry whose range holds the
+    /// git under test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
 }

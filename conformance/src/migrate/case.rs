@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::defects::registry::ExpectedSet;
+use crate::finding::divergence::Finding;
 use crate::git::driver::Output;
 use crate::git::version::GitVersion;
 use crate::migrate::compare::{
@@ -95,9 +96,11 @@ impl<'a> CaseRun<'a> {
             .map(|e| e.id.clone());
         report.divergences.push(MigrationDivergence {
             case: self.case.clone(),
-            class: class.into(),
-            detail,
-            expected,
+            finding: Finding {
+                class: class.into(),
+                detail,
+                expected,
+            },
         });
     }
 

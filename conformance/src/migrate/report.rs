@@ -5,17 +5,17 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::finding::divergence::Finding;
+
 /// One migration that did not match.
 #[derive(Clone, Debug, Serialize)]
 pub struct MigrationDivergence {
     /// The case.
     pub case: String,
-    /// What differs (`table bytes`, `git refused`, ...).
-    pub class: String,
-    /// Details.
-    pub detail: String,
-    /// The known git defect it matches, if any.
-    pub expected: Option<String>,
+    /// What differs (`table bytes`, `git refused`, ...), the details and the known git
+    /// defect it matches, if any.
+    #[serde(flatten)]
+    pub finding: Finding,
 }
 
 /// The mode's report.
@@ -58,7 +58,7 @@ impl MigrationReport {
     pub fn unexpected(&self) -> usize {
         self.divergences
             .iter()
-            .filter(|d| d.expected.is_none())
+            .filter(|d| d.finding.expected.is_none())
             .count()
     }
 
@@ -84,7 +84,8 @@ impl MigrationReport {
         ));
         let mut by: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
         for d in &self.divergences {
-            *by.entry((d.class.clone(), d.expected.clone())).or_default() += 1;
+            *by.entry((d.finding.class.clone(), d.finding.expected.clone()))
+                .or_default() += 1;
         }
         s.push_str(&format!(
             "**{} unexpected divergences.**\n\n",
@@ -106,14 +107,14 @@ impl MigrationReport {
         for d in self
             .divergences
             .iter()
-            .filter(|d| d.expected.is_none())
+            .filter(|d| d.finding.expected.is_none())
             .take(20)
         {
             s.push_str(&format!(
                 "- {} {}: {}\n",
                 d.case,
-                d.class,
-                d.detail.replace('\n', " ")
+                d.finding.class,
+                d.finding.detail.replace('\n', " ")
             ));
         }
         s
