@@ -1,6 +1,7 @@
 //! The state checks of a case: after every step, the tables byte for byte, our reader on
 //! git's stack, the model, the files-backend twin and git's own view of its stack; at the end
-//! of a case, git's reflogs and git reading a copy of our stack.
+//! of a case, git's reflogs and git reading a copy of our stack (git's other reads at the
+//! end are in `reads.rs`).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -247,7 +248,7 @@ impl Executor<'_> {
     /// What `for-each-ref` shows for our refs: symrefs resolved to their final ref (dangling
     /// and too deep ones hidden), peeled ids of annotated tags, one-level names other than
     /// root refs hidden (and all of them without `--include-root-refs`).
-    fn expected_git_view(&self, ours: &Snapshot) -> Vec<String> {
+    pub(super) fn expected_git_view(&self, ours: &Snapshot) -> Vec<String> {
         let pool = &self.env.pool(self.hash).pool;
         let root_refs = self.env.profile.features.include_root_refs;
         let peel = |id: &str| {
@@ -275,7 +276,8 @@ impl Executor<'_> {
         out
     }
 
-    /// End-of-case checks: git's reflogs against ours, and git reading a copy of our stack.
+    /// End-of-case checks: git's reflogs against ours (`log -g`, `reflog list`, positions),
+    /// git reading a copy of our stack, and git's narrowed listings.
     pub fn finish(mut self) -> crate::generated::outcome::CaseResult {
         if self.diverged() {
             return self.result;
@@ -322,6 +324,9 @@ impl Executor<'_> {
                 return self.result;
             }
         }
+        if !self.check_reflog_positions(&ours, step_end) {
+            return self.result;
+        }
         self.count(Check::GitReadsOurs);
         if let Err(e) = self.git_reads_ours(&ours, &theirs) {
             self.result.divergences.push(Divergence {
@@ -330,12 +335,15 @@ impl Executor<'_> {
                 class: "git rejects our stack".into(),
                 detail: e,
             });
+            return self.result;
         }
+        // Last, so that a git that lists them wrongly still has every other check made.
+        self.check_filtered_views(&ours, step_end);
         self.result
     }
 
     /// The reflogs `log -g` is compared on (see [`walkable_reflogs`]).
-    fn reflog_names<'s>(&self, ours: &'s Snapshot) -> Vec<&'s String> {
+    pub(super) fn reflog_names<'s>(&self, ours: &'s Snapshot) -> Vec<&'s String> {
         let pool = &self.env.pool(self.hash).pool;
         walkable_reflogs(ours, |hex| {
             ObjectId::from_hex(hex).is_some_and(|id| pool.commits.contains(&id))

@@ -7,6 +7,7 @@ mod checks;
 mod coprocs;
 mod expiry;
 mod lookups;
+mod reads;
 mod steps;
 
 use coprocs::{UpdateRefs, VERIFIER};
