@@ -143,6 +143,11 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         rewrite: bool,
     },
+    /// `git reflog drop <ref>`: the whole reflog goes, the ref stays (git 2.50+).
+    ReflogDrop {
+        /// The ref (resolved as git resolves a reflog name).
+        refname: String,
+    },
     /// `git pack-refs` (`--auto` when `auto`).
     PackRefs {
         /// Geometric compaction only.
@@ -180,9 +185,9 @@ impl Op {
                     }
                 }
             }
-            Op::ReflogExpire { refname, .. } | Op::ReflogDelete { refname, .. } => {
-                out.push(refname.clone())
-            }
+            Op::ReflogExpire { refname, .. }
+            | Op::ReflogDelete { refname, .. }
+            | Op::ReflogDrop { refname } => out.push(refname.clone()),
             Op::PackRefs { .. } => {}
             Op::Branch { old, new, .. } => {
                 out.push(format!("refs/heads/{old}"));
@@ -198,6 +203,7 @@ impl Op {
             Op::Txn { .. } => "update-ref transaction",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
+            Op::ReflogDrop { .. } => "reflog drop",
             Op::PackRefs { auto: false } => "pack-refs",
             Op::PackRefs { auto: true } => "pack-refs --auto",
             Op::Branch { copy: false, .. } => "branch -m/-M",
@@ -251,6 +257,7 @@ impl Op {
                 "reflog delete{} {refname}@{{{index}}}",
                 if *rewrite { " --rewrite" } else { "" }
             ),
+            Op::ReflogDrop { refname } => format!("reflog drop {refname}"),
             Op::PackRefs { auto } => format!("pack-refs{}", if *auto { " --auto" } else { "" }),
             Op::Branch {
                 old,

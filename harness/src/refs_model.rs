@@ -603,6 +603,11 @@ impl Model {
             .map_or(0, |e| e.iter().filter(|e| !e.looks_like_marker()).count())
     }
 
+    /// `reflog drop` of `name` (a name git found a reflog for): the reflog is gone.
+    pub fn drop_reflog(&mut self, name: &str) {
+        self.logs.remove(name);
+    }
+
     /// `reflog expire` / `reflog delete` on `name`: drop entries for which `prune` says yes
     /// (oldest first; the index is the entry's `@{n}`); with `rewrite`, re-chain old ids. The
     /// reflog stays (maybe empty). Entries with both ids null are markers to git: its expiry

@@ -86,11 +86,8 @@ fn copy_case(
     let (opts, aops) = crate::generated::generate::generate(seed, index, 30);
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
-    let mut resolver = crate::generated::generate::Resolver::new(
-        pool,
-        env.profile.features.symref_commands,
-        &exec.opts,
-    );
+    let mut resolver =
+        crate::generated::generate::Resolver::new(pool, &env.profile.features, &exec.opts);
     for a in &aops {
         if let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) {
             exec.step(op);

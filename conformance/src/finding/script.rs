@@ -89,6 +89,7 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
                 None,
             )
         }
+        Op::ReflogDrop { refname } => (v(&["reflog", "drop", refname]), None),
         Op::ReflogDelete {
             refname,
             index,

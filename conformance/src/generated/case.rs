@@ -14,7 +14,7 @@ pub fn run_generated(env: &Env, seed: u64, index: u64, nops: usize) -> Result<Ca
     let (opts, aops) = crate::generated::generate::generate(seed, index, nops);
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
-    let mut resolver = Resolver::new(pool, env.profile.features.symref_commands, &exec.opts);
+    let mut resolver = Resolver::new(pool, &env.profile.features, &exec.opts);
     for a in &aops {
         let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) else {
             continue;

@@ -7,6 +7,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reftable::ObjectId;
 
+use crate::git::profile::Features;
 use crate::model::{MValue, Model};
 use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
 use crate::setup::pool::Pool;
@@ -88,6 +89,8 @@ pub enum AOp {
     Expire(u8, bool),
     /// Reflog delete of one entry.
     ReflogDelete(u8, u8, bool),
+    /// Reflog drop: a name with a reflog (even pick) or any name (odd pick).
+    ReflogDrop(u8),
     /// pack-refs.
     Pack(bool),
     /// Create one ref whose record is `delta` bytes longer than what exactly fills the
@@ -130,6 +133,7 @@ fn aop() -> impl Strategy<Value = AOp> {
         1 => (0u8..3).prop_map(AOp::MassDelete),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(n, all)| AOp::Expire(n, all)),
         1 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(n, i, r)| AOp::ReflogDelete(n, i, r)),
+        1 => any::<u8>().prop_map(AOp::ReflogDrop),
         1 => any::<bool>().prop_map(AOp::Pack),
         2 => (prop_oneof![4 => Just(0i8), 1 => -3i8..=-1, 1 => Just(1i8)], any::<u8>())
             .prop_map(|(d, v)| AOp::FillBlock(d, v)),
@@ -186,6 +190,8 @@ pub struct Resolver {
     /// The git under test has `symref-*` commands (2.46+); without them such updates are
     /// left out.
     symref_commands: bool,
+    /// The git under test has `git reflog drop` (2.50+); without it drops are left out.
+    reflog_drop: bool,
     /// Block size and hash of the case (for [`AOp::FillBlock`]).
     block_size: u32,
     hash: reftable::HashId,
@@ -223,8 +229,8 @@ fn filling_name_length(block_size: u32, hash: reftable::HashId, delta: i8) -> Op
 }
 
 impl Resolver {
-    /// A resolver over `pool`, for a git with or without `symref-*` commands.
-    pub fn new(pool: Pool, symref_commands: bool, opts: &CaseOptions) -> Resolver {
+    /// A resolver over `pool`, for a git with `features`.
+    pub fn new(pool: Pool, features: &Features, opts: &CaseOptions) -> Resolver {
         Resolver {
             block_size: opts.block_size,
             hash: opts.hash(),
@@ -234,12 +240,30 @@ impl Resolver {
             message: "init".into(),
             create_reflog: false,
             mass: vec![Vec::new(); 3],
-            symref_commands,
+            symref_commands: features.symref_commands,
+            reflog_drop: features.reflog_drop,
         }
     }
 
     fn name(&self, i: u8) -> String {
         self.names[i as usize % self.names.len()].clone()
+    }
+
+    /// A `reflog drop` when the git has it: of a reflog the model has for an even pick (so
+    /// that most drops find one), of any name for an odd one.
+    fn reflog_drop(&self, model: &Model, n: u8) -> Option<Op> {
+        if !self.reflog_drop {
+            return None;
+        }
+        let with_log = model
+            .logs
+            .keys()
+            .nth(n as usize / 2 % model.logs.len().max(1));
+        let refname = match with_log {
+            Some(name) if n % 2 == 0 => name.clone(),
+            _ => self.name(n),
+        };
+        Some(Op::ReflogDrop { refname })
     }
 
     fn current(&self, model: &Model, name: &str) -> Option<Value> {
@@ -345,6 +369,7 @@ impl Resolver {
                 index: *i as usize,
                 rewrite: *r,
             }),
+            AOp::ReflogDrop(n) => self.reflog_drop(model, *n),
             AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto }),
             AOp::Branch(a, b, shape, copy, force) => {
                 self.branch(model, *a, *b, *shape, *copy, *force)

@@ -62,6 +62,7 @@ impl Executor<'_> {
                 index,
                 rewrite,
             } => self.run_reflog_delete(refname, *index, *rewrite),
+            Op::ReflogDrop { refname } => self.run_reflog_drop(refname),
             Op::PackRefs { auto } => self.run_pack_refs(*auto),
             Op::Branch {
                 old,
@@ -379,6 +380,28 @@ impl Executor<'_> {
                 self.model
                     .expire(&t, &mut |i, _| n > index && i == index, rewrite);
                 r.map(drop).map_err(|e| our_refusal(&e))
+            }
+        };
+        Some((git_res, ours_res, None))
+    }
+
+    /// `git reflog drop` against ours: the reflog git's name rules find (the name's own, else
+    /// that of the ref it points at) is deleted whole; none found is a refusal.
+    fn run_reflog_drop(&mut self, refname: &str) -> Outcomes {
+        let repo = self.repo.path().to_path_buf();
+        let args = ["reflog", "drop", refname];
+        let out = self
+            .env
+            .git
+            .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
+        let git_res = self.git_verdict(out)?;
+        let ours_res = match self.dwim_log(refname) {
+            None => Err(refused(ErrClass::NoReflog, "no reflog")),
+            Some(t) => {
+                self.model.drop_reflog(&t);
+                self.db
+                    .delete_reflog(t.as_bytes())
+                    .map_err(|e| our_refusal(&e))
             }
         };
         Some((git_res, ours_res, None))
