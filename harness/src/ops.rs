@@ -148,6 +148,9 @@ pub enum Op {
         /// The ref (resolved as git resolves a reflog name).
         refname: String,
     },
+    /// `git maintenance run --auto --task=pack-refs` (not detached): git decides whether the
+    /// refs need packing and runs `pack-refs --auto` if so.
+    MaintenancePackRefs,
     /// `git pack-refs` (`--auto` when `auto`).
     PackRefs {
         /// Geometric compaction only.
@@ -188,7 +191,7 @@ impl Op {
             Op::ReflogExpire { refname, .. }
             | Op::ReflogDelete { refname, .. }
             | Op::ReflogDrop { refname } => out.push(refname.clone()),
-            Op::PackRefs { .. } => {}
+            Op::PackRefs { .. } | Op::MaintenancePackRefs => {}
             Op::Branch { old, new, .. } => {
                 out.push(format!("refs/heads/{old}"));
                 out.push(format!("refs/heads/{new}"));
@@ -204,6 +207,7 @@ impl Op {
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
+            Op::MaintenancePackRefs => "maintenance pack-refs",
             Op::PackRefs { auto: false } => "pack-refs",
             Op::PackRefs { auto: true } => "pack-refs --auto",
             Op::Branch { copy: false, .. } => "branch -m/-M",
@@ -258,6 +262,7 @@ impl Op {
                 if *rewrite { " --rewrite" } else { "" }
             ),
             Op::ReflogDrop { refname } => format!("reflog drop {refname}"),
+            Op::MaintenancePackRefs => "maintenance run --auto --task=pack-refs".into(),
             Op::PackRefs { auto } => format!("pack-refs{}", if *auto { " --auto" } else { "" }),
             Op::Branch {
                 old,

@@ -102,6 +102,17 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             args.push(format!("{refname}@{{{index}}}"));
             (args, None)
         }
+        Op::MaintenancePackRefs => (
+            v(&[
+                "-c",
+                "maintenance.autoDetach=false",
+                "maintenance",
+                "run",
+                "--auto",
+                "--task=pack-refs",
+            ]),
+            None,
+        ),
         Op::PackRefs { auto } => {
             let mut args = v(&["pack-refs"]);
             if *auto {

@@ -92,7 +92,7 @@ pub enum AOp {
     /// Reflog drop: a name with a reflog (even pick) or any name (odd pick).
     ReflogDrop(u8),
     /// pack-refs.
-    Pack(bool),
+    Pack(u8),
     /// Create one ref whose record is `delta` bytes longer than what exactly fills the
     /// first ref block of a one-ref table (0: fills it exactly; 1: one byte too long).
     FillBlock(i8, u8),
@@ -134,7 +134,7 @@ fn aop() -> impl Strategy<Value = AOp> {
         1 => (any::<u8>(), any::<bool>()).prop_map(|(n, all)| AOp::Expire(n, all)),
         1 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(n, i, r)| AOp::ReflogDelete(n, i, r)),
         1 => any::<u8>().prop_map(AOp::ReflogDrop),
-        1 => any::<bool>().prop_map(AOp::Pack),
+        1 => (0u8..3).prop_map(AOp::Pack),
         2 => (prop_oneof![4 => Just(0i8), 1 => -3i8..=-1, 1 => Just(1i8)], any::<u8>())
             .prop_map(|(d, v)| AOp::FillBlock(d, v)),
         2 => (any::<u8>(), any::<u8>(), 0u8..6, proptest::bool::weighted(0.3), proptest::bool::weighted(0.3))
@@ -370,7 +370,8 @@ impl Resolver {
                 rewrite: *r,
             }),
             AOp::ReflogDrop(n) => self.reflog_drop(model, *n),
-            AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto }),
+            AOp::Pack(2) => Some(Op::MaintenancePackRefs),
+            AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto == 1 }),
             AOp::Branch(a, b, shape, copy, force) => {
                 self.branch(model, *a, *b, *shape, *copy, *force)
             }

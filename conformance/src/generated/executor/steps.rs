@@ -64,6 +64,7 @@ impl Executor<'_> {
             } => self.run_reflog_delete(refname, *index, *rewrite),
             Op::ReflogDrop { refname } => self.run_reflog_drop(refname),
             Op::PackRefs { auto } => self.run_pack_refs(*auto),
+            Op::MaintenancePackRefs => self.run_maintenance_pack_refs(),
             Op::Branch {
                 old,
                 new,
@@ -404,6 +405,26 @@ impl Executor<'_> {
                     .map_err(|e| our_refusal(&e))
             }
         };
+        Some((git_res, ours_res, None))
+    }
+
+    /// `git maintenance run --auto --task=pack-refs` against our `pack-refs --auto`: what git
+    /// packs when it finds packing required (`refs_optimize_required`, 2.53+) is what its
+    /// `pack-refs --auto` packs, and nothing when that finds nothing to do. Never detached
+    /// (`maintenance.autoDetach`, which gits before 2.47 do not read and do not need).
+    fn run_maintenance_pack_refs(&mut self) -> Outcomes {
+        let repo = self.repo.path().to_path_buf();
+        let args = [
+            "-c",
+            "maintenance.autoDetach=false",
+            "maintenance",
+            "run",
+            "--auto",
+            "--task=pack-refs",
+        ];
+        let out = self.env.git.run(&repo, &args, "", self.tick);
+        let git_res = self.git_verdict(out)?;
+        let ours_res = self.db.pack_refs(true).map_err(|e| our_refusal(&e));
         Some((git_res, ours_res, None))
     }
 
