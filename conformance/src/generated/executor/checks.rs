@@ -374,9 +374,11 @@ impl Executor<'_> {
     }
 
     /// git on a copy of git's repository with our stack: it lists the same refs and reflogs
-    /// as on its own, and `pack-refs` works and changes no ref. When our tables are
+    /// as on its own, `pack-refs` works and changes no ref, and `refs verify` says of it what
+    /// it says of its own stack (and neither crashes nor hangs). When our tables are
     /// byte-identical to git's (all but the random part of their names), git reading them
-    /// is git reading its own stack, which the other checks did: only `pack-refs` runs.
+    /// is git reading its own stack, which the other checks did: only `pack-refs` and
+    /// `refs verify` of its own stack run.
     fn git_reads_ours(
         &mut self,
         ours: &Snapshot,
@@ -421,6 +423,13 @@ impl Executor<'_> {
         let after = self.git_refs(scratch.path())?;
         if after != before {
             return Err("refs changed across git pack-refs of our stack".into());
+        }
+        let own = self.refs_verify(self.repo.path())?;
+        if !identical && self.refs_verify(scratch.path())? != own {
+            return Err(format!(
+                "git refs verify says {:?} on our stack, {own:?} on its own",
+                self.refs_verify(scratch.path())?
+            ));
         }
         Ok(())
     }

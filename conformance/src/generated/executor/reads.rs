@@ -1,8 +1,8 @@
 //! git's other reads of its stack, compared at the end of a case with what our refs say git
 //! must answer: reflog entries by position (`NAME@{n}`, which git reads newest first through
-//! the backend's reverse reflog iterator, where `log -g` reads oldest first) and listings
+//! the backend's reverse reflog iterator, where `log -g` reads oldest first), listings
 //! narrowed by name patterns and `--exclude` (which the reftable backend turns into seeks
-//! past the excluded names).
+//! past the excluded names), and `git refs verify`, git's own check of a stack.
 
 use crate::finding::divergence::{Check, Divergence};
 use crate::generated::executor::Executor;
@@ -106,6 +106,24 @@ impl Executor<'_> {
                 detail: format!("{detail} ({:?} {})", out.exit, out.stderr.trim()),
             });
             return;
+        }
+    }
+}
+
+impl Executor<'_> {
+    /// `git refs verify` (2.47+) in `repo`: its exit and what it said, `None` for a git
+    /// without it. What it reports depends on the refs (2.5x reports HEAD pointing outside
+    /// refs/heads/ as an error), so the gate compares it between two stacks with the same
+    /// refs rather than with an answer of its own; only a crash or hang is wrong by itself.
+    pub(super) fn refs_verify(&self, repo: &std::path::Path) -> Result<Option<String>, String> {
+        if !self.env.profile.features.refs_verify {
+            return Ok(None);
+        }
+        let out = self.env.git.run(repo, &["refs", "verify"], "", self.tick);
+        let said = format!("{:?}: {}", out.exit, out.stderr.trim());
+        match out.exit {
+            crate::git::driver::Exit::Code(_) => Ok(Some(said)),
+            _ => Err(format!("git refs verify: {said}")),
         }
     }
 }
