@@ -11,7 +11,8 @@ use crate::finding::divergence::Finding;
 use crate::git::driver::Output;
 use crate::git::version::GitVersion;
 use crate::migrate::compare::{
-    classify_difference, dry_run_table, git_refs, only_table, records, tree_difference,
+    classify_difference, dry_run_table, first_not_written, git_refs, only_table, records,
+    tree_difference,
 };
 use crate::migrate::ours::OurStack;
 use crate::migrate::replay::replay_on_files;
@@ -236,6 +237,33 @@ impl<'a> CaseRun<'a> {
         Some(real)
     }
 
+    /// Back to files for real, after the dry run wrote `dry`: git removes its stack
+    /// (`remove_on_disk`) and leaves in `real/.git` what the dry run showed, with the same
+    /// refs.
+    fn back_for_real(&self, real: &Path, dry: &Path, report: &mut MigrationReport) {
+        let before = git_refs(self.env, real);
+        let o = self
+            .env
+            .git
+            .run(real, &["refs", "migrate", "--ref-format=files"], "", 0);
+        let git_dir = real.join(".git");
+        let problem = if !o.exit.success() {
+            Some(format!("{:?}: {}", o.exit, o.stderr.trim()))
+        } else if git_dir.join("reftable").exists() {
+            Some("the reftable directory is still there".to_string())
+        } else if let Some(path) = first_not_written(dry, &git_dir) {
+            Some(format!("{path} differs from the dry run's"))
+        } else if git_refs(self.env, real) != before {
+            Some("the refs changed".to_string())
+        } else {
+            None
+        };
+        match problem {
+            None => report.back_migrated += 1,
+            Some(p) => self.diverge("files: migration", p, report),
+        }
+    }
+
     /// Back to files: git's dry run on the migrated repository `real` against our export of
     /// `ours`, file tree against file tree.
     fn back_to_files(&self, real: &Path, ours: &OurStack, report: &mut MigrationReport) {
@@ -255,6 +283,7 @@ impl<'a> CaseRun<'a> {
                     None => report.back_identical += 1,
                     Some((class, detail)) => self.diverge(class, detail, report),
                 }
+                self.back_for_real(real, &g, report);
             }
             (_, _, Err(e)) => self.diverge("files: ours refused", e.to_string(), report),
             (ok, _, _) => self.diverge(

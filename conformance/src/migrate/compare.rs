@@ -140,6 +140,16 @@ pub(crate) fn tree_difference(git: &Path, ours: &Path) -> Option<(&'static str, 
     ))
 }
 
+/// The first file of the tree `dry` that `dir` does not hold with the same bytes (a
+/// migration's real output against its dry run's).
+pub(crate) fn first_not_written(dry: &Path, dir: &Path) -> Option<String> {
+    tree(dry)
+        .into_iter()
+        .filter_map(|(rel, bytes)| bytes.map(|b| (rel, b)))
+        .find(|(rel, b)| std::fs::read(dir.join(rel)).ok().as_ref() != Some(b))
+        .map(|(rel, _)| rel)
+}
+
 /// The refs git shows in `repo`, for comparing before and after a migration.
 pub(crate) fn git_refs(env: &Env, repo: &Path) -> String {
     let fmt = "--format=%(refname) %(objectname) %(symref)";

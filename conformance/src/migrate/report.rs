@@ -47,6 +47,8 @@ pub struct MigrationReport {
     pub back_compared: u64,
     /// Of those, identical file trees.
     pub back_identical: u64,
+    /// Repositories git then migrated back to files for real (its stack removed).
+    pub back_migrated: u64,
     /// Migrations git and we both refused (a record too large for the block size).
     pub both_refused: u64,
     /// Seconds.
@@ -79,8 +81,8 @@ impl MigrationReport {
             self.seconds
         );
         s.push_str(&format!(
-            "Back to files (`git refs migrate --ref-format=files --dry-run` against `RefDb::export_files`): {} compared, {} identical file trees.\n\n",
-            self.back_compared, self.back_identical
+            "Back to files (`git refs migrate --ref-format=files --dry-run` against `RefDb::export_files`): {} compared, {} identical file trees; {} then migrated back for real (the files its dry run showed, no `reftable/` left, the same refs).\n\n",
+            self.back_compared, self.back_identical, self.back_migrated
         ));
         let mut by: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
         for d in &self.divergences {
