@@ -122,6 +122,9 @@ pub struct Stack {
     /// identities (git's fix 4f36b8597c), with its device and inode.
     list_pin: Option<ListPin>,
     compaction: CompactionStats,
+    /// Why the reload or auto-compaction after the last committed addition failed, if it
+    /// did (the addition itself is in the stack).
+    after_commit: Option<Error>,
     /// Counters of tables that left the stack (so stats never go back).
     retired: Stats,
     /// The stack's own counters (tables opened, `tables.list` reads) and those of every
@@ -209,6 +212,7 @@ impl Stack {
             merged: MergedTable::new(Vec::new(), opts.hash())?,
             list_pin: None,
             compaction: CompactionStats::default(),
+            after_commit: None,
             retired: Stats::default(),
             own: Arc::default(),
         };
@@ -259,6 +263,31 @@ impl Stack {
     /// Compaction counters.
     pub fn compaction_stats(&self) -> CompactionStats {
         self.compaction
+    }
+
+    /// Why the work after the last committed addition failed, if it did: the reload of the
+    /// stack or its auto-compaction. The addition is in the stack all the same (its
+    /// `tables.list` was in place before), so the commit reported success; this is the
+    /// warning a caller may want to show or log. Cleared by the next commit.
+    ///
+    /// ```
+    /// # fn main() -> reftable::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use reftable::{RefRecord, RefValue, Stack, StackOptions};
+    /// let mut stack = Stack::open(dir.path(), StackOptions::default())?;
+    /// let head = RefValue::Symref(b"refs/heads/main".to_vec());
+    /// stack.add(|w, ts| {
+    ///     w.set_limits(ts, ts)?;
+    ///     w.add_ref(&RefRecord::new("HEAD", ts, head))
+    /// })?;
+    /// if let Some(e) = stack.after_commit_error() {
+    ///     eprintln!("warning: committed, but {e}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn after_commit_error(&self) -> Option<&Error> {
+        self.after_commit.as_ref()
     }
 
     /// Counters of all reads through the loaded tables and those that left the stack, the
@@ -703,12 +732,16 @@ impl Addition<'_> {
         Ok(())
     }
 
-    /// Publish the new tables in `tables.list`, reload, and auto-compact unless disabled
-    /// (lock and outdated errors from auto-compaction are ignored, as in git).
+    /// Publish the new tables in `tables.list`, reload, and auto-compact unless disabled.
+    /// Succeeds once `tables.list` names the new tables: a failure of the reload or of the
+    /// auto-compaction after that is kept for [`Stack::after_commit_error`] (git 2.45 to
+    /// master report such a compaction failure as the failure of the update, which is
+    /// committed all the same).
     pub fn commit(mut self) -> Result<()> {
         let Some(mut lock) = self.lock.take() else {
             return Err(Error::api("addition already committed"));
         };
+        self.stack.after_commit = None;
         if self.new_tables.is_empty() {
             return Ok(());
         }
@@ -723,6 +756,15 @@ impl Addition<'_> {
         lock.commit()?;
         crash_point!(CommitListRenamed);
         self.new_tables.clear();
+        // The addition is committed: what follows cannot undo it, so its failure is kept
+        // for `Stack::after_commit_error` rather than reported as the commit's.
+        self.stack.after_commit = self.after_commit().err();
+        Ok(())
+    }
+
+    /// Reload the committed stack and auto-compact it unless disabled (lock and outdated
+    /// errors from auto-compaction are ignored, as in git: another process is compacting).
+    fn after_commit(&mut self) -> Result<()> {
         self.stack.reload()?;
         if self.stack.opts.auto_compaction {
             match self.stack.auto_compact() {
