@@ -551,7 +551,8 @@ fn main() {
                 std::process::exit(2);
             });
             let env = case_env(&file, git);
-            if minimize_dir(&env, &dir).is_some() {
+            let known = ExpectedSet::load(&registry::default_path()).unwrap_or_default();
+            if minimize_dir(&env, &dir, &known).is_some() {
                 0
             } else {
                 2

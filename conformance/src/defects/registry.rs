@@ -17,6 +17,9 @@
 //!   indexes`, `files: reflogs`, ...) equals `detail_contains`.
 //! - `damaged`: a finding on git of a damaged stack whose `class command` (`hang
 //!   for-each-ref`, `touched-outside pack-refs`) contains `detail_contains`.
+//! - `faults`: an outcome of a write under an injected system-call fault whose `class
+//!   command` (`committed-but-reported-failed update-ref`) contains `detail_contains`; no
+//!   mode matches these yet, their reproducers inject the fault with strace.
 //!
 //! The file is JSON, a list of entries; `mode` is written in every one, `check` only in
 //! run and concurrent entries:
@@ -36,7 +39,7 @@
 //! ```
 //!
 //! `case` and `reproducer` are relative to the file's directory; migrate entries have
-//! neither, damaged entries only a reproducer.
+//! neither, damaged and faults entries only a reproducer.
 
 use std::path::{Path, PathBuf};
 
@@ -57,6 +60,9 @@ pub enum Mode {
     Migrate,
     /// Damaged stacks (`conformance damaged`).
     Damaged,
+    /// System-call faults during a write (issue 29's coming `conformance faults`; until it
+    /// lands such entries are documentation with a git-only reproducer).
+    Faults,
 }
 
 /// One known divergence.
@@ -121,8 +127,8 @@ fn check_misfit(e: &Expected) -> Option<&'static str> {
         (Mode::Run, _) => Some("a run entry needs a check other than concurrent"),
         (Mode::Concurrent, Some(Check::Concurrent)) => None,
         (Mode::Concurrent, _) => Some("a concurrent entry needs the check concurrent"),
-        (Mode::Migrate | Mode::Damaged, None) => None,
-        (Mode::Migrate | Mode::Damaged, Some(_)) => {
+        (Mode::Migrate | Mode::Damaged | Mode::Faults, None) => None,
+        (Mode::Migrate | Mode::Damaged | Mode::Faults, Some(_)) => {
             Some("only run and concurrent entries have a check")
         }
     }

@@ -1,25 +1,35 @@
-//! The smallest case that still shows a divergence of the same check: ddmin over the
-//! case's operations, then over each transaction's updates.
+//! The smallest case that still shows the divergence wanted (of the same check, and no
+//! known git defect): ddmin over the case's operations, then over each transaction's
+//! updates.
 
-use crate::finding::divergence::Check;
+use crate::finding::divergence::Divergence;
 use crate::finding::minimize::ddmin;
 use crate::generated::case::run_concrete;
 use crate::ops::{CaseOptions, Op};
 use crate::setup::env::Env;
 
-/// Whether `ops` still diverges on `check`.
-fn fails(env: &Env, opts: CaseOptions, ops: &[Op], check: Check, runs: &mut usize) -> bool {
+/// What a minimization keeps: the divergences that count as the one being minimized.
+pub type Wanted<'a> = &'a dyn Fn(&Divergence) -> bool;
+
+/// Whether `ops` still shows a divergence `wanted` takes.
+fn fails(env: &Env, opts: CaseOptions, ops: &[Op], wanted: Wanted<'_>, runs: &mut usize) -> bool {
     *runs += 1;
     run_concrete(env, opts, ops)
-        .map(|r| r.divergences.iter().any(|d| d.check == check))
+        .map(|r| r.divergences.iter().any(wanted))
         .unwrap_or(false)
 }
 
-/// Minimize `ops` keeping a divergence on `check`. Returns the minimized operations and the
-/// number of case runs it took.
-pub fn minimize(env: &Env, opts: CaseOptions, ops: Vec<Op>, check: Check) -> (Vec<Op>, usize) {
+/// Minimize `ops` keeping a divergence `wanted` takes (a case stops at its first divergence,
+/// so a candidate that shows another one first is no candidate). Returns the minimized
+/// operations and the number of case runs it took.
+pub fn minimize(
+    env: &Env,
+    opts: CaseOptions,
+    ops: Vec<Op>,
+    wanted: Wanted<'_>,
+) -> (Vec<Op>, usize) {
     let mut runs = 0;
-    let mut ops = ddmin(ops, &mut |c| fails(env, opts, c, check, &mut runs));
+    let mut ops = ddmin(ops, &mut |c| fails(env, opts, c, wanted, &mut runs));
     // Then shrink each transaction's update list.
     for i in 0..ops.len() {
         let Op::Txn {
@@ -40,7 +50,7 @@ pub fn minimize(env: &Env, opts: CaseOptions, ops: Vec<Op>, check: Check) -> (Ve
                 message: message.clone(),
                 create_reflog,
             };
-            fails(env, opts, &trial, check, &mut runs)
+            fails(env, opts, &trial, wanted, &mut runs)
         });
         ops[i] = Op::Txn {
             updates: small,

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::finding::divergence::Check;
+use crate::finding::divergence::{Check, Divergence};
 
 use crate::generated::case::{run_concrete, run_generated};
 use crate::generated::outcome::CaseResult;
@@ -85,7 +85,7 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     report.cases = indices.len() as u64;
     add_totals(&mut report, cfg.jobs);
     if cfg.minimize && !pending.is_empty() {
-        minimize_pending(&mut report, envs, pending);
+        minimize_pending(&mut report, envs, pending, known);
     }
     report
 }
@@ -280,10 +280,10 @@ fn add_totals(report: &mut Report, jobs: usize) {
 
 /// Minimize the divergent cases waiting in `pending`, in order, and note the result in
 /// their records.
-fn minimize_pending(report: &mut Report, envs: &[Env], pending: Vec<Pending>) {
+fn minimize_pending(report: &mut Report, envs: &[Env], pending: Vec<Pending>, known: &ExpectedSet) {
     let t = Instant::now();
     for p in pending {
-        if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir) {
+        if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir, known) {
             let r = &mut report.divergences[p.record];
             r.minimized_ops = ops.iter().map(Op::summary).collect();
             r.case_dir = format!("{} (minimized: {})", p.dir.display(), min_dir.display());
@@ -363,12 +363,15 @@ fn add_defect(
     });
 }
 
-/// Minimize the case in `dir` into `dir-min`; returns that directory and the operations.
-pub fn minimize_dir(env: &Env, dir: &Path) -> Option<(PathBuf, Vec<Op>)> {
+/// Minimize the case in `dir` into `dir-min`, keeping a divergence of its first one's check
+/// that is no known git defect of `known`; returns that directory and the operations.
+pub fn minimize_dir(env: &Env, dir: &Path, known: &ExpectedSet) -> Option<(PathBuf, Vec<Op>)> {
     let file = CaseFile::read(dir).ok()?;
     let check: Check = file.divergences.first()?.check;
+    let version = env.profile.git_version();
+    let wanted = |d: &Divergence| d.check == check && known.matching(&version, d).is_none();
     let (ops, runs) =
-        crate::generated::minimize::minimize(env, file.options, file.ops.clone(), check);
+        crate::generated::minimize::minimize(env, file.options, file.ops.clone(), &wanted);
     let result = run_concrete(env, file.options, &ops).ok()?;
     let mut out = dir.as_os_str().to_owned();
     out.push("-min");
