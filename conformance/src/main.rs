@@ -182,6 +182,15 @@ enum Cmd {
         /// The worker's spec (JSON).
         spec: PathBuf,
     },
+    /// Write the test in git's t/ style and a mailing-list message for a known git defect
+    /// (its id in the registry) into --out.
+    Upstream {
+        /// The defect's id.
+        id: String,
+        /// Where the files go.
+        #[arg(long, default_value = "target/conformance/upstream")]
+        out: PathBuf,
+    },
     /// Print what the git under test does (the probe the gate runs at start).
     Probe {
         /// The git binary.
@@ -603,10 +612,34 @@ fn main() {
             i32::from(r.unexpected() > 0)
         }
         Some(Cmd::Probe { git }) => probe(git),
+        Some(Cmd::Upstream { id, out }) => upstream(&id, &out),
         Some(Cmd::ConcurrentWorker { spec }) => {
             plant_from_env();
             conformance::concurrent::worker_main(&spec)
         }
     };
     std::process::exit(code);
+}
+
+/// `conformance upstream ID`: hand a known git defect over in git's own test style.
+fn upstream(id: &str, out: &Path) -> i32 {
+    let known = ExpectedSet::load(&registry::default_path()).unwrap_or_else(|e| {
+        eprintln!("conformance: {e}");
+        std::process::exit(2);
+    });
+    match conformance::defects::upstream::hand_over(&known, id, out) {
+        Ok(h) => {
+            println!(
+                "{}
+{}",
+                h.test.display(),
+                h.message.display()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            2
+        }
+    }
 }

@@ -90,6 +90,10 @@ pub struct Expected {
     /// A shell script that shows the defect with git alone.
     #[serde(default)]
     pub reproducer: String,
+    /// A test in git's own `t/` style that reports the defect as a known breakage on a git
+    /// that has it and passes on one that does not (see [`crate::defects::upstream`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub upstream: String,
     /// Concurrent-mode entries: the finding classes that follow from the defect in a run
     /// where it shows (a dropped table also makes later reads and update indexes look
     /// wrong).

@@ -1,0 +1,94 @@
+//! What is handed to git's maintainers for a known defect: the test in git's `t/` style
+//! (named by the registry entry's `upstream`), and a short message for the mailing list
+//! written from the entry's reason and evidence.
+
+use std::path::{Path, PathBuf};
+
+use crate::defects::registry::{Expected, ExpectedSet};
+
+/// The files `conformance upstream ID` writes for one defect.
+#[derive(Debug)]
+pub struct Handover {
+    /// The `t/` test, copied under its own name.
+    pub test: PathBuf,
+    /// The message for the mailing list.
+    pub message: PathBuf,
+}
+
+/// Write the `t/` test and the message of the entry `id` into `out`.
+pub fn hand_over(known: &ExpectedSet, id: &str, out: &Path) -> Result<Handover, String> {
+    let e = known
+        .entries()
+        .find(|e| e.id == id)
+        .ok_or_else(|| format!("no known git defect {id} in {}", known.path.display()))?;
+    if e.upstream.is_empty() {
+        return Err(format!(
+            "{id} has no test in git's style yet (no \"upstream\" in its entry)"
+        ));
+    }
+    let source = known.resolve(&e.upstream);
+    let name = source
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file name", e.upstream))?;
+    std::fs::create_dir_all(out).map_err(|err| format!("{}: {err}", out.display()))?;
+    let test = out.join(name);
+    std::fs::copy(&source, &test).map_err(|err| format!("{}: {err}", source.display()))?;
+    let message = out.join(format!("{id}.txt"));
+    std::fs::write(&message, mail(e, &name.to_string_lossy()))
+        .map_err(|err| format!("{}: {err}", message.display()))?;
+    Ok(Handover { test, message })
+}
+
+/// The mailing-list message: what goes wrong, the evidence, and how to see it.
+fn mail(e: &Expected, test: &str) -> String {
+    format!(
+        "Subject: [BUG] {id}\n\n\
+         {reason}\n\n\
+         Cause: {evidence}\n\n\
+         Affected versions: {versions}.\n\n\
+         To see it, copy {test} into t/ of a built git and run\n\n\
+         \x20   cd t && sh ./{test} -v\n\n\
+         It reports \"known breakage\" on a git with the defect and \"known breakage\n\
+         vanished\" once it is fixed (then test_expect_failure becomes\n\
+         test_expect_success). Found by reftable-rs's conformance gate.\n",
+        id = e.id,
+        reason = e.reason,
+        evidence = e.evidence,
+        versions = e.versions,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_upstream_test_is_there_and_in_gits_style() {
+        let known = ExpectedSet::load(&crate::defects::registry::default_path()).unwrap();
+        let with_tests: Vec<&Expected> =
+            known.entries().filter(|e| !e.upstream.is_empty()).collect();
+        assert!(!with_tests.is_empty());
+        for e in with_tests {
+            let text = std::fs::read_to_string(known.resolve(&e.upstream)).unwrap();
+            for needle in [
+                "test_description=",
+                ". ./test-lib.sh",
+                "test_expect_failure",
+                "test_done",
+            ] {
+                assert!(text.contains(needle), "{}: no {needle}", e.upstream);
+            }
+            let out = tempfile::tempdir().unwrap();
+            let h = hand_over(&known, &e.id, out.path()).unwrap();
+            assert_eq!(std::fs::read_to_string(&h.test).unwrap(), text);
+            let msg = std::fs::read_to_string(&h.message).unwrap();
+            assert!(
+                msg.starts_with(&format!("Subject: [BUG] {}\n", e.id)),
+                "{msg}"
+            );
+            assert!(msg.contains(&e.evidence), "{msg}");
+        }
+        let out = tempfile::tempdir().unwrap();
+        assert!(hand_over(&known, "no-such-defect", out.path()).is_err());
+    }
+}
