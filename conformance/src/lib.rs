@@ -26,7 +26,8 @@
 //! - **a probe of what a git does**: [`git::profile`] (`probe` and one helper per feature).
 //! - **a known git defect**: [`defects::registry`], which reads
 //!   `conformance/expected-divergences.json`; each entry's case and git-only reproducer are
-//!   under `conformance/expected/<id>/`.
+//!   under `conformance/expected/<id>/`, its test in git's `t/` style under
+//!   `conformance/upstream/` ([`defects::upstream`]).
 //! - **how git is run**: [`git::driver`] (environment, timeouts that kill the process group,
 //!   `update-ref --stdin` coprocesses).
 //! - **what a finding directory holds**: `generated/casedir.rs`, `concurrent/finding_dir.rs`,

@@ -349,61 +349,59 @@ impl Executor<'_> {
 
     /// `git reflog delete` of one entry against ours.
     fn run_reflog_delete(&mut self, refname: &str, index: usize, rewrite: bool) -> Outcomes {
-        let repo = self.repo.path().to_path_buf();
         let spec = format!("{refname}@{{{index}}}");
         let mut args = vec!["reflog", "delete"];
         if rewrite {
             args.push("--rewrite");
         }
         args.push(&spec);
-        let out = self
-            .env
-            .git
-            .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
-        let git_res = self.git_verdict(out)?;
-        let ours_res = match self.dwim_log(refname) {
-            None => Err(refused(ErrClass::NoReflog, "no reflog")),
-            Some(t) => {
-                let target_ui = self
-                    .db
-                    .reflog(t.as_bytes())
-                    .ok()
-                    .and_then(|mut e| e.nth(index))
-                    .and_then(|l| l.ok())
-                    .map(|l| l.update_index);
-                let r = self.db.expire_reflog(
-                    t.as_bytes(),
-                    &mut |l| Some(l.update_index) == target_ui,
-                    rewrite,
-                    false,
-                );
-                let n = self.model.visible_entries(&t);
-                self.model
-                    .expire(&t, &mut |i, _| n > index && i == index, rewrite);
-                r.map(drop).map_err(|e| our_refusal(&e))
-            }
-        };
-        Some((git_res, ours_res, None))
+        self.on_reflog(&args, refname, |exec, t| {
+            let target_ui = exec
+                .db
+                .reflog(t.as_bytes())
+                .ok()
+                .and_then(|mut e| e.nth(index))
+                .and_then(|l| l.ok())
+                .map(|l| l.update_index);
+            let r = exec.db.expire_reflog(
+                t.as_bytes(),
+                &mut |l| Some(l.update_index) == target_ui,
+                rewrite,
+                false,
+            );
+            let n = exec.model.visible_entries(t);
+            exec.model
+                .expire(t, &mut |i, _| n > index && i == index, rewrite);
+            r.map(drop)
+        })
     }
 
     /// `git reflog drop` against ours: the reflog git's name rules find (the name's own, else
     /// that of the ref it points at) is deleted whole; none found is a refusal.
     fn run_reflog_drop(&mut self, refname: &str) -> Outcomes {
+        self.on_reflog(&["reflog", "drop", refname], refname, |exec, t| {
+            exec.model.drop_reflog(t);
+            exec.db.delete_reflog(t.as_bytes())
+        })
+    }
+
+    /// A `git reflog` subcommand `args` on `refname` against `ours` on the reflog git's name
+    /// rules find for it (none found: a refusal for want of a reflog).
+    fn on_reflog(
+        &mut self,
+        args: &[&str],
+        refname: &str,
+        ours: impl FnOnce(&mut Self, &str) -> reftable::Result<()>,
+    ) -> Outcomes {
         let repo = self.repo.path().to_path_buf();
-        let args = ["reflog", "drop", refname];
         let out = self
             .env
             .git
-            .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
+            .run_auto(&repo, args, "", self.tick, self.opts.auto_compaction);
         let git_res = self.git_verdict(out)?;
         let ours_res = match self.dwim_log(refname) {
             None => Err(refused(ErrClass::NoReflog, "no reflog")),
-            Some(t) => {
-                self.model.drop_reflog(&t);
-                self.db
-                    .delete_reflog(t.as_bytes())
-                    .map_err(|e| our_refusal(&e))
-            }
+            Some(t) => ours(self, &t).map_err(|e| our_refusal(&e)),
         };
         Some((git_res, ours_res, None))
     }
