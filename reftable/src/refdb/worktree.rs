@@ -606,3 +606,301 @@ impl WorktreeRefDb {
         self.prepare(updates, committer, objects)?.commit()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::refdb::AssumeCommits;
+    use crate::{ErrorKind, RefValue, Refusal, StackOptions};
+
+    fn id(b: u8) -> ObjectId {
+        ObjectId::from_bytes(&[b; 20]).unwrap()
+    }
+
+    fn opts() -> RefDbOptions {
+        RefDbOptions {
+            stack: StackOptions {
+                auto_compaction: false,
+                fsync: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// A common dir whose main worktree has `HEAD -> main` and `refs/bisect/m`, and a linked
+    /// worktree `wt` with `HEAD -> wtb`.
+    fn setup() -> (tempfile::TempDir, WorktreeRefDb) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut main = RefDb::open(dir.path().join("reftable"), opts()).unwrap();
+        let me = Committer::default();
+        let u = [
+            RefUpdate::create("refs/heads/main", id(1)),
+            RefUpdate::create("refs/heads/wtb", id(2)),
+            RefUpdate::create("refs/bisect/m", id(1)),
+            RefUpdate::symref_create("HEAD", "refs/heads/main").no_deref(),
+        ];
+        main.transaction(&u, &me, &AssumeCommits).unwrap();
+        let git_dir = dir.path().join("worktrees/wt");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        let mut wt = WorktreeRefDb::open(dir.path(), &git_dir, opts()).unwrap();
+        let head = RefUpdate::symref_create("HEAD", "refs/heads/wtb").no_deref();
+        wt.transaction(&[head], &me, &AssumeCommits).unwrap();
+        (dir, wt)
+    }
+
+    fn tables(db: &RefDb) -> usize {
+        db.stack().tables().len()
+    }
+
+    #[test]
+    fn each_ref_goes_to_its_stack_with_that_stacks_update_index() {
+        let (_d, mut wt) = setup();
+        let (c, o) = (tables(wt.common()), tables(wt.own()));
+        let u = [
+            RefUpdate::create("refs/heads/new", id(3)),
+            RefUpdate::create("refs/bisect/bad", id(3)),
+            RefUpdate::create("refs/worktree/w", id(3)),
+            RefUpdate::create("ORIG_HEAD", id(3)),
+        ];
+        let tx = wt
+            .prepare(&u, &Committer::default(), &AssumeCommits)
+            .unwrap();
+        assert_eq!(tx.order(), [WorktreeStack::Common, WorktreeStack::Own]);
+        let common = tx.part(WorktreeStack::Common).unwrap();
+        let own = tx.part(WorktreeStack::Own).unwrap();
+        assert_eq!((common.ref_records(), own.ref_records()), (1, 3));
+        assert_eq!((common.update_index(), own.update_index()), (2, 2));
+        tx.commit().unwrap();
+        assert_eq!((tables(wt.common()), tables(wt.own())), (c + 1, o + 1));
+        assert!(wt.common().read_ref(b"refs/bisect/bad").unwrap().is_none());
+        assert!(wt.own().read_ref(b"refs/heads/new").unwrap().is_none());
+        for name in [
+            "refs/heads/new",
+            "refs/bisect/bad",
+            "refs/worktree/w",
+            "ORIG_HEAD",
+        ] {
+            assert_eq!(wt.resolve(name.as_bytes()).unwrap(), Some(id(3)), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_branch_of_head_logs_to_the_worktrees_head_only() {
+        let (_d, mut wt) = setup();
+        let me = Committer::default();
+        let u = [RefUpdate::update("refs/heads/wtb", id(4), Some(id(2))).message("m")];
+        let tx = wt.prepare(&u, &me, &AssumeCommits).unwrap();
+        // The worktree's stack is locked after the checks, for HEAD's entry.
+        assert_eq!(tx.order(), [WorktreeStack::Common, WorktreeStack::Own]);
+        assert_eq!(tx.part(WorktreeStack::Own).unwrap().log_records(), 1);
+        tx.commit().unwrap();
+        let head: Vec<_> = wt.reflog(b"HEAD").unwrap().map(|l| l.unwrap()).collect();
+        assert_eq!(head[0].update().unwrap().new_id, id(4));
+        assert!(!wt.common().reflog_exists(b"HEAD").unwrap());
+        // Through HEAD: HEAD's stack first, then the branch's.
+        let u = [RefUpdate::update("HEAD", id(5), Some(id(4)))];
+        let tx = wt.prepare(&u, &me, &AssumeCommits).unwrap();
+        assert_eq!(tx.order(), [WorktreeStack::Own, WorktreeStack::Common]);
+        tx.commit().unwrap();
+        assert_eq!(wt.common().resolve(b"refs/heads/wtb").unwrap(), Some(id(5)));
+        // Over the entry of the symref's creation.
+        assert_eq!(wt.reflog(b"HEAD").unwrap().count(), 3);
+        assert_eq!(wt.reflog(b"main-worktree/HEAD").unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_locked_worktree_stack_blocks_only_what_writes_to_it() {
+        let (d, mut wt) = setup();
+        let me = Committer::default();
+        let lock = d.path().join("worktrees/wt/reftable/tables.list.lock");
+        std::fs::write(&lock, b"").unwrap();
+        let shared = [RefUpdate::create("refs/heads/other", id(6))];
+        wt.transaction(&shared, &me, &AssumeCommits).unwrap();
+        let via_head = [RefUpdate::update("refs/heads/wtb", id(6), None)];
+        let e = wt.transaction(&via_head, &me, &AssumeCommits).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Lock);
+        assert_eq!(wt.common().resolve(b"refs/heads/wtb").unwrap(), Some(id(2)));
+        std::fs::remove_file(&lock).unwrap();
+        wt.transaction(&via_head, &me, &AssumeCommits).unwrap();
+    }
+
+    #[test]
+    fn reads_through_main_worktree_and_worktrees_names() {
+        let (_d, wt) = setup();
+        let main_head = wt.read_ref(b"main-worktree/HEAD").unwrap().unwrap();
+        assert_eq!(
+            main_head.value,
+            RefValue::Symref(b"refs/heads/main".to_vec())
+        );
+        assert_eq!(wt.resolve(b"main-worktree/HEAD").unwrap(), Some(id(1)));
+        assert_eq!(
+            wt.resolve(b"main-worktree/refs/bisect/m").unwrap(),
+            Some(id(1))
+        );
+        assert_eq!(wt.resolve(b"refs/bisect/m").unwrap(), None);
+        assert_eq!(wt.resolve(b"worktrees/wt/HEAD").unwrap(), Some(id(2)));
+        for none in [
+            "worktrees/nope/HEAD",
+            "worktrees/../HEAD",
+            "worktrees/.x/HEAD",
+            "worktrees/wt",
+        ] {
+            assert_eq!(wt.read_ref(none.as_bytes()).unwrap(), None, "{none}");
+            assert_eq!(wt.reflog(none.as_bytes()).unwrap().count(), 0, "{none}");
+        }
+    }
+
+    #[test]
+    fn listings_merge_the_stacks_as_git_selects() {
+        let (_d, mut wt) = setup();
+        let me = Committer::default();
+        // A shared name in the worktree's stack shadows the common one (git never writes
+        // one there; a crafted stack can have it).
+        let n = wt.own.stack.next_update_index();
+        let shadow = crate::RefRecord::new("refs/heads/main", n, RefValue::Object(id(9)));
+        wt.own
+            .stack
+            .add(|w, ui| {
+                w.set_limits(ui, ui)?;
+                w.add_ref(&shadow)
+            })
+            .unwrap();
+        wt.transaction(
+            &[RefUpdate::create("refs/bisect/b", id(3))],
+            &me,
+            &AssumeCommits,
+        )
+        .unwrap();
+        let names: Vec<(Vec<u8>, Option<ObjectId>)> = wt
+            .refs()
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                (r.refname.clone(), r.value_id().copied())
+            })
+            .collect();
+        let want: Vec<(Vec<u8>, Option<ObjectId>)> = vec![
+            (b"HEAD".to_vec(), None),
+            (b"refs/bisect/b".to_vec(), Some(id(3))),
+            (b"refs/heads/main".to_vec(), Some(id(9))),
+            (b"refs/heads/wtb".to_vec(), Some(id(2))),
+        ];
+        assert_eq!(names, want);
+        let logs = wt.reflog_names().unwrap();
+        assert_eq!(
+            logs,
+            [
+                b"HEAD".to_vec(),
+                b"refs/heads/main".to_vec(),
+                b"refs/heads/wtb".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn name_checks_span_both_stacks() {
+        let (_d, mut wt) = setup();
+        let me = Committer::default();
+        wt.transaction(
+            &[RefUpdate::create("refs/bisect/x", id(3))],
+            &me,
+            &AssumeCommits,
+        )
+        .unwrap();
+        let conflict =
+            |wt: &WorktreeRefDb, name: &str| match wt.check_name_available(name.as_bytes()) {
+                Err(e) => match e.refusal() {
+                    Some(Refusal::DirectoryConflict { existing, .. }) => Some(existing.clone()),
+                    _ => panic!("{e}"),
+                },
+                Ok(()) => None,
+            };
+        assert_eq!(
+            conflict(&wt, "refs/bisect/x/y"),
+            Some(b"refs/bisect/x".to_vec())
+        );
+        assert_eq!(
+            conflict(&wt, "refs/bisect"),
+            Some(b"refs/bisect/x".to_vec())
+        );
+        assert_eq!(
+            conflict(&wt, "refs/heads/wtb/y"),
+            Some(b"refs/heads/wtb".to_vec())
+        );
+        assert_eq!(
+            conflict(&wt, "refs/heads"),
+            Some(b"refs/heads/main".to_vec())
+        );
+        // The main worktree's bisect ref is not this worktree's.
+        assert_eq!(conflict(&wt, "refs/bisect/m/y"), None);
+        let u = [RefUpdate::create("refs/bisect/m/y", id(3))];
+        wt.transaction(&u, &me, &AssumeCommits).unwrap();
+    }
+
+    #[test]
+    fn writes_through_other_worktrees_names_are_refused() {
+        let (_d, mut wt) = setup();
+        let me = Committer::default();
+        for name in [
+            "main-worktree/refs/bisect/m",
+            "worktrees/wt/refs/bisect/y",
+            "worktrees/wt/HEAD",
+        ] {
+            let e = wt
+                .transaction(&[RefUpdate::create(name, id(3))], &me, &AssumeCommits)
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Refname, "{name}");
+        }
+        // A symref into another worktree cannot be written through either.
+        let sym = [RefUpdate::symref_create("refs/worktree/s", "main-worktree/HEAD").no_deref()];
+        wt.transaction(&sym, &me, &AssumeCommits).unwrap();
+        let through = [RefUpdate::update("refs/worktree/s", id(3), None)];
+        let e = wt.transaction(&through, &me, &AssumeCommits).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Refname);
+        assert_eq!(wt.resolve(b"main-worktree/HEAD").unwrap(), Some(id(1)));
+        // Reflog commands rewrite main-worktree/ names, as git's do.
+        assert!(wt.reflog_target(b"worktrees/wt/HEAD").is_err());
+        wt.delete_reflog(b"main-worktree/refs/heads/x").unwrap();
+        let (db, n) = wt.reflog_target(b"main-worktree/HEAD").unwrap();
+        assert_eq!(
+            (db.stack().dir().ends_with("wt/reftable"), n),
+            (false, &b"HEAD"[..])
+        );
+    }
+
+    #[test]
+    fn a_branch_rename_reads_and_logs_the_common_stacks_head() {
+        let (_d, mut wt) = setup();
+        let me = Committer::default();
+        wt.rename_ref(b"refs/heads/wtb", b"refs/heads/wtb2", b"renamed", &me)
+            .unwrap();
+        assert_eq!(wt.resolve(b"refs/heads/wtb2").unwrap(), Some(id(2)));
+        // HEAD of this worktree still names the old branch: moving it is the caller's step.
+        assert_eq!(wt.resolve(b"HEAD").unwrap(), None);
+        assert_eq!(wt.reflog(b"HEAD").unwrap().count(), 1);
+        wt.rename_ref(b"refs/heads/main", b"refs/heads/trunk", b"renamed", &me)
+            .unwrap();
+        assert_eq!(wt.reflog(b"main-worktree/HEAD").unwrap().count(), 1);
+        // D/F across the stacks.
+        wt.transaction(
+            &[RefUpdate::create("refs/bisect/x", id(3))],
+            &me,
+            &AssumeCommits,
+        )
+        .unwrap();
+        let e = wt
+            .copy_ref(b"refs/bisect/x", b"refs/bisect/x/y", b"", &me)
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NameConflict);
+    }
+
+    #[test]
+    fn the_main_worktree_is_not_a_linked_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = WorktreeRefDb::open(dir.path(), dir.path(), opts()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Api);
+        let missing = dir.path().join("worktrees/none");
+        assert!(WorktreeRefDb::open(dir.path(), &missing, opts()).is_err());
+    }
+}
