@@ -101,7 +101,7 @@ impl<'a> View<'a> {
         Ok(match parse_worktree_ref(name) {
             WorktreeRef::Current(n) => Some((Cow::Borrowed(wt.own), n)),
             WorktreeRef::Main(n) | WorktreeRef::Shared(n) => Some((Cow::Borrowed(self.merged), n)),
-            WorktreeRef::Other { name: n, .. } if n.is_empty() => None,
+            WorktreeRef::Other { name: b"", .. } => None,
             WorktreeRef::Other { id, name: n } => wt.others.stack(id)?.map(|m| (Cow::Owned(m), n)),
         })
     }
@@ -247,8 +247,8 @@ impl<'a> View<'a> {
         let shared_only = self.worktree.is_some();
         let mut found = first_under(it, &dir, |r| {
             skip != Some(&r.refname[..])
-                && !(shared_only
-                    && !matches!(parse_worktree_ref(&r.refname), WorktreeRef::Shared(_)))
+                && (!shared_only
+                    || matches!(parse_worktree_ref(&r.refname), WorktreeRef::Shared(_)))
         })?;
         if let Some(wt) = self.worktree {
             let own = first_under(&mut wt.own.seek_ref(&dir)?, &dir, |r| {
