@@ -140,7 +140,7 @@ impl WorktreeRefDb {
     /// (created if missing, as `git worktree add` does) and `<common_dir>/reftable`. Both use
     /// `opts`, as git opens them with one set of options.
     ///
-    /// Errors: [`ErrorKind::NotExist`] when a directory is missing, [`ErrorKind::Api`] when
+    /// Errors: [`ErrorKind::NotExist`](crate::ErrorKind::NotExist) when a directory is missing, [`ErrorKind::Api`](crate::ErrorKind::Api) when
     /// they are one directory (the main worktree, whose refs are all in a [`RefDb`]).
     pub fn open(
         common_dir: impl AsRef<Path>,
@@ -559,7 +559,7 @@ impl WorktreeRefDb {
     /// a stack only the planner reaches (the common stack through `HEAD`, the worktree's
     /// through `HEAD`'s reflog) is locked after the checks, which run again should it have
     /// changed meanwhile. Names under `main-worktree/` and `worktrees/<id>/` are refused
-    /// ([`ErrorKind::Refname`]; see the [module](self) docs).
+    /// ([`ErrorKind::Refname`](crate::ErrorKind::Refname); see the [module](self) docs).
     pub fn prepare<'a>(
         &'a mut self,
         updates: &[RefUpdate],
