@@ -23,6 +23,9 @@
 //! - A repository's refs: [`RefDb`] (transactions with git's rules, prepared and committed
 //!   in two phases; reflogs; `pack-refs`) over a [`Stack`] (`tables.list`, locks,
 //!   compaction). Read-only tools open a [`StackReader`], which creates and locks nothing.
+//! - A linked worktree's refs: [`refdb::WorktreeRefDb`], over the worktree's own stack
+//!   (`.git/worktrees/<id>/reftable`, per-worktree refs) and the common one, with git's rules
+//!   for which ref lives where.
 //! - Single tables: [`Table`] to read, [`Writer`] to write; [`MergedTable`] for several.
 //! - Looking inside tables (dumps, verifiers, fuzzers): [`walk`] and the [`codec`] layer.
 //!

@@ -79,6 +79,109 @@ pub fn autocreates_reflog(name: &[u8]) -> bool {
         || name == b"HEAD"
 }
 
+/// Which ref store a name belongs to when a repository has linked worktrees, and the name
+/// that store keeps it under (git's `parse_worktree_ref`).
+///
+/// Per-worktree refs are the root refs (all-uppercase names such as `HEAD`, `ORIG_HEAD`,
+/// `BISECT_LOG`) and everything under `refs/worktree/`, `refs/bisect/` and `refs/rewritten/`
+/// ([`is_per_worktree_ref`]); they live in the worktree's own stack. `main-worktree/<name>`
+/// and `worktrees/<id>/<name>` name the per-worktree ref `<name>` of the main worktree and
+/// of the linked worktree `<id>`; with any other `<name>` they are ordinary shared names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorktreeRef<'a> {
+    /// A per-worktree ref of the worktree asking (`HEAD`, `refs/bisect/x`).
+    Current(&'a [u8]),
+    /// `main-worktree/<name>`: the main worktree's per-worktree ref `<name>`.
+    Main(&'a [u8]),
+    /// `worktrees/<id>/<name>`: linked worktree `<id>`'s per-worktree ref `<name>`. The name
+    /// is empty for `worktrees/<id>` without a slash, which names no ref.
+    Other {
+        /// The worktree's id (its directory under `$GIT_COMMON_DIR/worktrees/`).
+        id: &'a [u8],
+        /// The ref's name in that worktree.
+        name: &'a [u8],
+    },
+    /// A ref every worktree shares (`refs/heads/main`), in the common stack.
+    Shared(&'a [u8]),
+}
+
+impl<'a> WorktreeRef<'a> {
+    /// The name the owning store keeps the ref under.
+    pub fn name(&self) -> &'a [u8] {
+        match *self {
+            WorktreeRef::Current(n) | WorktreeRef::Main(n) | WorktreeRef::Shared(n) => n,
+            WorktreeRef::Other { name, .. } => name,
+        }
+    }
+}
+
+/// Whether `name` has git's root ref syntax: only uppercase ASCII letters, `-` and `_`
+/// (vacuously true of the empty name, as in git).
+pub fn is_root_ref_syntax(name: &[u8]) -> bool {
+    name.iter()
+        .all(|&c| c.is_ascii_uppercase() || c == b'-' || c == b'_')
+}
+
+/// git's `is_per_worktree_ref`: names under `refs/worktree/`, `refs/bisect/` and
+/// `refs/rewritten/` (the same three prefixes from git 2.18 to at least 2.55).
+pub fn is_per_worktree_ref(name: &[u8]) -> bool {
+    name.starts_with(b"refs/worktree/")
+        || name.starts_with(b"refs/bisect/")
+        || name.starts_with(b"refs/rewritten/")
+}
+
+fn is_current_worktree_ref(name: &[u8]) -> bool {
+    is_root_ref_syntax(name) || is_per_worktree_ref(name)
+}
+
+/// Which store `name` belongs to, and its name there (git's `parse_worktree_ref`).
+///
+/// ```
+/// use reftable::refname::{parse_worktree_ref, WorktreeRef};
+/// assert_eq!(parse_worktree_ref(b"HEAD"), WorktreeRef::Current(b"HEAD"));
+/// assert_eq!(parse_worktree_ref(b"refs/bisect/bad"), WorktreeRef::Current(b"refs/bisect/bad"));
+/// assert_eq!(parse_worktree_ref(b"refs/heads/main"), WorktreeRef::Shared(b"refs/heads/main"));
+/// assert_eq!(parse_worktree_ref(b"main-worktree/HEAD"), WorktreeRef::Main(b"HEAD"));
+/// assert_eq!(
+///     parse_worktree_ref(b"worktrees/wt/refs/bisect/bad"),
+///     WorktreeRef::Other { id: b"wt", name: b"refs/bisect/bad" }
+/// );
+/// // Only per-worktree names can be reached through the prefixes.
+/// assert_eq!(
+///     parse_worktree_ref(b"worktrees/wt/refs/heads/x"),
+///     WorktreeRef::Shared(b"worktrees/wt/refs/heads/x")
+/// );
+/// ```
+pub fn parse_worktree_ref(name: &[u8]) -> WorktreeRef<'_> {
+    if let Some(rest) = name.strip_prefix(b"worktrees/") {
+        match rest.iter().position(|&c| c == b'/') {
+            None => {
+                return WorktreeRef::Other {
+                    id: rest,
+                    name: &[],
+                }
+            }
+            Some(slash) if is_current_worktree_ref(&rest[slash + 1..]) => {
+                return WorktreeRef::Other {
+                    id: &rest[..slash],
+                    name: &rest[slash + 1..],
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(rest) = name.strip_prefix(b"main-worktree/") {
+        if is_current_worktree_ref(rest) {
+            return WorktreeRef::Main(rest);
+        }
+    }
+    if is_current_worktree_ref(name) {
+        WorktreeRef::Current(name)
+    } else {
+        WorktreeRef::Shared(name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +234,53 @@ mod tests {
         assert!(!is_safe_refname(b"refs/../x"));
         assert!(!is_safe_refname(b"refs/heads//x"));
         assert!(!is_safe_refname(b"head"));
+    }
+
+    #[test]
+    fn worktree_refs_as_git_parses_them() {
+        use WorktreeRef::*;
+        let cases: [(&[u8], WorktreeRef<'_>); 14] = [
+            (b"HEAD", Current(b"HEAD")),
+            (b"ORIG_HEAD", Current(b"ORIG_HEAD")),
+            (b"BISECT-X", Current(b"BISECT-X")),
+            (b"", Current(b"")),
+            (b"refs/worktree/y", Current(b"refs/worktree/y")),
+            (b"refs/rewritten/z", Current(b"refs/rewritten/z")),
+            (b"refs/bisect", Shared(b"refs/bisect")),
+            (b"Head", Shared(b"Head")),
+            (b"main-worktree/refs/bisect/b", Main(b"refs/bisect/b")),
+            (
+                b"main-worktree/refs/heads/b",
+                Shared(b"main-worktree/refs/heads/b"),
+            ),
+            (b"main-worktree/", Main(b"")),
+            (
+                b"worktrees/x",
+                Other {
+                    id: b"x",
+                    name: b"",
+                },
+            ),
+            (
+                b"worktrees//HEAD",
+                Other {
+                    id: b"",
+                    name: b"HEAD",
+                },
+            ),
+            (
+                b"worktrees/x/main-worktree/HEAD",
+                Shared(b"worktrees/x/main-worktree/HEAD"),
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(
+                parse_worktree_ref(name),
+                want,
+                "{}",
+                String::from_utf8_lossy(name)
+            );
+            assert_eq!(parse_worktree_ref(name).name(), want.name());
+        }
     }
 }

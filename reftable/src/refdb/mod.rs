@@ -14,7 +14,9 @@
 //! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
 //! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]);
 //! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]);
-//! - [`migrate`]: refs and reflogs of git's files backend into a stack ([`RefDb::import`]).
+//! - [`migrate`]: refs and reflogs of git's files backend into a stack ([`RefDb::import`]);
+//! - [`worktree`]: a linked worktree's refs over its own stack and the common one
+//!   ([`WorktreeRefDb`]).
 
 use std::path::Path;
 
@@ -28,6 +30,7 @@ pub mod reflog;
 mod rename;
 pub mod transaction;
 pub mod update;
+pub mod worktree;
 
 pub use migrate::{FilesLogEntry, FilesRefs, FilesValue};
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
@@ -35,6 +38,7 @@ pub use read::LiveRefs;
 pub use reflog::{is_existence_marker, normalize_message, Expired, ReflogEntries};
 pub use transaction::PreparedTransaction;
 pub use update::{Expected, NewValue, RefUpdate};
+pub use worktree::{PreparedWorktreeTransaction, WorktreeRefDb, WorktreeRefs, WorktreeStack};
 
 /// `core.logAllRefUpdates`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,11 +1,13 @@
 //! Reading refs: a ref's live record, resolving symrefs as deep as git does, the D/F check,
 //! and iterators over live refs that lend each record.
 
+use std::borrow::Cow;
+
 use crate::codec::record::{LogRecord, Record, RefRecord, RefValue};
 use crate::error::{Error, Refusal, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::merged::{MergedIter, MergedTable};
-use crate::refname::{autocreates_reflog, is_valid_refname};
+use crate::refname::{autocreates_reflog, is_valid_refname, parse_worktree_ref, WorktreeRef};
 
 use super::{show, LogRefs, RefDb};
 
@@ -53,22 +55,71 @@ impl SortedNames for NoNames {
     }
 }
 
-/// The queries transactions and readers make of a merged view.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct View<'a> {
-    pub(crate) merged: &'a MergedTable,
-    pub(crate) hash: HashId,
+/// The stacks of the other linked worktrees, which `worktrees/<id>/...` names reach.
+pub(crate) trait OtherWorktrees: std::fmt::Debug {
+    /// The merged view of worktree `id`'s stack; `None` when there is none to read.
+    fn stack(&self, id: &[u8]) -> Result<Option<MergedTable>>;
 }
 
-impl View<'_> {
+/// A linked worktree's part of a view: its own stack, and a way to the others.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorktreeView<'a> {
+    pub(crate) own: &'a MergedTable,
+    pub(crate) others: &'a dyn OtherWorktrees,
+}
+
+/// The queries transactions and readers make of a merged view: of one stack, or of a linked
+/// worktree's two, where every name is read from the stack git's `backend_for` picks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct View<'a> {
+    /// The repository's stack (`$GIT_COMMON_DIR/reftable`).
+    pub(crate) merged: &'a MergedTable,
+    pub(crate) hash: HashId,
+    /// Set in a linked worktree.
+    pub(crate) worktree: Option<WorktreeView<'a>>,
+}
+
+impl<'a> View<'a> {
+    /// A view of one stack.
+    pub(crate) fn of(merged: &'a MergedTable, hash: HashId) -> View<'a> {
+        View {
+            merged,
+            hash,
+            worktree: None,
+        }
+    }
+
+    /// The stack `name` lives in and its name there; `None` for a name no stack holds (in
+    /// a worktree that has no stack, or the empty name of `worktrees/<id>`).
+    pub(crate) fn route<'n>(
+        &self,
+        name: &'n [u8],
+    ) -> Result<Option<(Cow<'a, MergedTable>, &'n [u8])>> {
+        let Some(wt) = self.worktree else {
+            return Ok(Some((Cow::Borrowed(self.merged), name)));
+        };
+        Ok(match parse_worktree_ref(name) {
+            WorktreeRef::Current(n) => Some((Cow::Borrowed(wt.own), n)),
+            WorktreeRef::Main(n) | WorktreeRef::Shared(n) => Some((Cow::Borrowed(self.merged), n)),
+            WorktreeRef::Other { name: b"", .. } => None,
+            WorktreeRef::Other { id, name: n } => wt.others.stack(id)?.map(|m| (Cow::Owned(m), n)),
+        })
+    }
+
     /// The live record of `name`.
     pub(crate) fn raw_ref(&self, name: &[u8]) -> Result<Option<RefRecord>> {
-        self.merged.read_ref(name)
+        match self.route(name)? {
+            Some((m, n)) => m.read_ref(n),
+            None => Ok(None),
+        }
     }
 
     /// Whether `name` has a reflog: a live log record (an entry or an existence marker).
     pub(crate) fn has_reflog(&self, name: &[u8]) -> Result<bool> {
-        let mut it = self.merged.seek_log(name)?;
+        let Some((m, name)) = self.route(name)? else {
+            return Ok(false);
+        };
+        let mut it = m.seek_log(name)?;
         while let Some(l) = it.next_record()? {
             if l.refname != name {
                 return Ok(false);
@@ -91,7 +142,10 @@ impl View<'_> {
 
     /// The live log records of `name` (entries and existence markers), newest first.
     pub(crate) fn live_logs(&self, name: &[u8]) -> Result<Vec<LogRecord>> {
-        self.merged.read_log(name)
+        match self.route(name)? {
+            Some((m, n)) => m.read_log(n),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Follow symrefs from `name`. `Ok(None)`: too deep or a bad target name; a dangling
@@ -188,13 +242,26 @@ impl View<'_> {
             }
             None => scan.insert(self.merged.seek_ref(&dir)?),
         };
-        while let Some(r) = it.next_record()? {
-            if !r.refname.starts_with(&dir) {
-                break;
-            }
-            if !r.is_deletion() && skip != Some(&r.refname[..]) {
-                return Err(conflict(&r.refname.clone(), false));
-            }
+        // In a worktree the common stack's per-worktree refs are the main worktree's, which
+        // git's merged iterator leaves out; the worktree's own stack counts whole.
+        let shared_only = self.worktree.is_some();
+        let mut found = first_under(it, &dir, |r| {
+            skip != Some(&r.refname[..])
+                && (!shared_only
+                    || matches!(parse_worktree_ref(&r.refname), WorktreeRef::Shared(_)))
+        })?;
+        if let Some(wt) = self.worktree {
+            let own = first_under(&mut wt.own.seek_ref(&dir)?, &dir, |r| {
+                skip != Some(&r.refname[..])
+            })?;
+            // The merged iterator would meet the smaller name first.
+            found = match (found, own) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        if let Some(existing) = found {
+            return Err(conflict(&existing, false));
         }
         let first_below = extras.first_at_or_after(&dir);
         if first_below < extras.len() && extras.name(first_below).starts_with(&dir) {
@@ -202,6 +269,24 @@ impl View<'_> {
         }
         Ok(())
     }
+}
+
+/// The first live ref under `dir` (which ends in `/`) that `counts`; stops at the first key
+/// outside `dir`, tombstone or not.
+fn first_under(
+    it: &mut MergedIter<RefRecord>,
+    dir: &[u8],
+    counts: impl Fn(&RefRecord) -> bool,
+) -> Result<Option<Vec<u8>>> {
+    while let Some(r) = it.next_record()? {
+        if !r.refname.starts_with(dir) {
+            break;
+        }
+        if !r.is_deletion() && counts(r) {
+            return Ok(Some(r.refname.clone()));
+        }
+    }
+    Ok(None)
 }
 
 /// The live refs of a ref database in name order, root refs such as `HEAD` included (all of
@@ -269,10 +354,7 @@ impl Iterator for LiveRefs {
 
 impl RefDb {
     pub(crate) fn view(&self) -> View<'_> {
-        View {
-            merged: self.stack.merged(),
-            hash: self.stack.options().hash(),
-        }
+        View::of(self.stack.merged(), self.stack.options().hash())
     }
 
     /// The live record of `name` (a value or a symref), without following symrefs.

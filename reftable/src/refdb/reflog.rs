@@ -5,7 +5,7 @@
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record};
 use crate::error::Result;
 use crate::hash::{HashId, ObjectId};
-use crate::merged::MergedIter;
+use crate::merged::{MergedIter, MergedTable};
 
 use super::RefDb;
 
@@ -64,6 +64,22 @@ pub struct ReflogEntries {
 }
 
 impl ReflogEntries {
+    /// The reflog of `name` in `merged`.
+    pub(crate) fn of(merged: &MergedTable, name: &[u8]) -> Result<ReflogEntries> {
+        Ok(ReflogEntries {
+            it: merged.seek_log(name)?,
+            name: name.to_vec(),
+            done: false,
+        })
+    }
+
+    /// No entries (a name no stack holds); `merged` only gives the iterator a table set.
+    pub(crate) fn none(merged: &MergedTable) -> Result<ReflogEntries> {
+        let mut e = ReflogEntries::of(merged, b"")?;
+        e.done = true;
+        Ok(e)
+    }
+
     /// The next entry, borrowed until the next call.
     pub fn next_entry(&mut self) -> Result<Option<&LogRecord>> {
         if self.done {
@@ -90,6 +106,18 @@ impl Iterator for ReflogEntries {
     }
 }
 
+/// The names with a reflog in `merged`, in name order.
+pub(crate) fn reflog_names_of(merged: &MergedTable) -> Result<Vec<Vec<u8>>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut it = merged.logs()?;
+    while let Some(l) = it.next_record()? {
+        if !l.is_deletion() && out.last() != Some(&l.refname) {
+            out.push(l.refname.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// What [`RefDb::expire_reflog`] did (or, with `dry_run`, would do).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Expired {
@@ -103,11 +131,7 @@ impl RefDb {
     /// The reflog of `name` as git shows it: newest first, without tombstones and without
     /// the existence marker.
     pub fn reflog(&self, name: &[u8]) -> Result<ReflogEntries> {
-        Ok(ReflogEntries {
-            it: self.stack.merged().seek_log(name)?,
-            name: name.to_vec(),
-            done: false,
-        })
+        ReflogEntries::of(self.stack.merged(), name)
     }
 
     /// Whether `name` has a reflog (entries or an existence marker).
@@ -117,14 +141,7 @@ impl RefDb {
 
     /// Names with a reflog, in name order (`git reflog list`).
     pub fn reflog_names(&self) -> Result<Vec<Vec<u8>>> {
-        let mut out: Vec<Vec<u8>> = Vec::new();
-        let mut it = self.stack.merged().logs()?;
-        while let Some(l) = it.next_record()? {
-            if !l.is_deletion() && out.last() != Some(&l.refname) {
-                out.push(l.refname.clone());
-            }
-        }
-        Ok(out)
+        reflog_names_of(self.stack.merged())
     }
 
     /// Write a reflog existence marker for `name` unless it has a reflog already

@@ -16,7 +16,10 @@ use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, Refusal, Result};
 use crate::refname::is_valid_refname;
 
-use super::read::{NoNames, View};
+use crate::hash::HashId;
+use crate::merged::MergedTable;
+
+use super::read::{NoNames, OtherWorktrees, View, WorktreeView};
 use super::reflog::normalize_message;
 use super::{show, Committer, RefDb};
 
@@ -59,7 +62,7 @@ impl RefDb {
         message: &[u8],
         committer: &Committer,
     ) -> Result<()> {
-        self.move_ref(old, new, message, committer, true)
+        self.move_ref(old, new, message, committer, true, Placement::Alone)
     }
 
     /// Copy the ref `old` to `new` with its reflog, in one table (git's `branch -c`): the
@@ -72,16 +75,20 @@ impl RefDb {
         message: &[u8],
         committer: &Committer,
     ) -> Result<()> {
-        self.move_ref(old, new, message, committer, false)
+        self.move_ref(old, new, message, committer, false, Placement::Alone)
     }
 
-    fn move_ref(
+    /// The rename or copy into this database's stack. git reads the old ref, its reflog and
+    /// `HEAD` from the stack the new name lives in (whatever stack the old name belongs to);
+    /// only the D/F check sees the whole worktree (`placement`).
+    pub(crate) fn move_ref(
         &mut self,
         old: &[u8],
         new: &[u8],
         message: &[u8],
         committer: &Committer,
         rename: bool,
+        placement: Placement<'_>,
     ) -> Result<()> {
         if !is_valid_refname(new, true) {
             return Err(Error::refused(
@@ -99,10 +106,7 @@ impl RefDb {
         message.truncate(max_message);
         message.push(b'\n');
         let mut addition = self.stack.new_addition(true)?;
-        let view = View {
-            merged: addition.stack().merged(),
-            hash,
-        };
+        let view = View::of(addition.stack().merged(), hash);
         // What git's backend checks, in its order.
         let Some(rec) = view.raw_ref(old)? else {
             return Err(Error::new(
@@ -127,7 +131,9 @@ impl RefDb {
             return Ok(());
         }
         let skip = rename.then_some(old);
-        view.check_available_skipping(new, skip)?;
+        placement
+            .view(addition.stack().merged(), hash)
+            .check_available_skipping(new, skip)?;
         let head_follows = rename
             && matches!(view.raw_ref(b"HEAD")?, Some(RefRecord { value: RefValue::Symref(t), .. }) if t == old);
         let copied = view.live_logs(old)?;
@@ -193,6 +199,42 @@ impl RefDb {
             Ok(())
         })?;
         addition.commit()
+    }
+}
+
+/// Where the stack a rename or copy writes stands.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Placement<'a> {
+    /// A repository's one stack (the main worktree).
+    Alone,
+    /// The common stack of a linked worktree with this worktree part.
+    Common(WorktreeView<'a>),
+    /// A linked worktree's own stack, beside this common stack.
+    Own {
+        common: &'a MergedTable,
+        others: &'a dyn OtherWorktrees,
+    },
+}
+
+impl<'a> Placement<'a> {
+    /// The view the D/F check reads, with `locked` the stack being written.
+    fn view(self, locked: &'a MergedTable, hash: HashId) -> View<'a> {
+        match self {
+            Placement::Alone => View::of(locked, hash),
+            Placement::Common(wt) => View {
+                merged: locked,
+                hash,
+                worktree: Some(wt),
+            },
+            Placement::Own { common, others } => View {
+                merged: common,
+                hash,
+                worktree: Some(WorktreeView {
+                    own: locked,
+                    others,
+                }),
+            },
+        }
     }
 }
 

@@ -20,14 +20,16 @@ use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, RefState, Refusal, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::merged::MergedIter;
-use crate::refname::{is_pseudoref, is_safe_refname, is_valid_refname};
-use crate::stack::{Addition, TableWriter};
+use crate::refname::{
+    is_pseudoref, is_safe_refname, is_valid_refname, parse_worktree_ref, WorktreeRef,
+};
+use crate::stack::{Addition, Stack, TableWriter};
 
 use super::objects::{ObjectKind, ObjectLookup};
 use super::read::{SortedNames, View};
 use super::reflog::normalize_message;
 use super::update::{Expected, NewValue, RefUpdate};
-use super::{show, Committer, LogRefs, RefDb};
+use super::{show, Committer, LogRefs, RefDb, RefDbOptions};
 
 /// A value inside the planner: an object id or a symref target. The null id stands for
 /// "deleted" (as a new value) and "must not exist" (as an old one), as in git.
@@ -39,7 +41,7 @@ enum Val {
 
 /// One update being prepared: git's `struct ref_update` with its flags spelled out.
 #[derive(Clone, Debug)]
-struct Work {
+pub(crate) struct Work {
     refname: Vec<u8>,
     /// The name the caller gave, when it differs (updates split off a symref or `HEAD`).
     original: Option<Vec<u8>>,
@@ -248,6 +250,32 @@ fn check_names(u: &RefUpdate, hash: HashId) -> Result<()> {
     Ok(())
 }
 
+/// Refuse a write in a linked worktree through `main-worktree/<name>` or
+/// `worktrees/<id>/<name>`. git's reftable backend routes such an update to the right stack
+/// but writes the record under the prefixed name, where no read finds it (2.45 to at least
+/// 2.55; its files backend writes `<name>`); git's own commands write another worktree's
+/// refs through that worktree's ref store, as a caller of this crate does by opening it.
+pub(crate) fn writable_in_worktree(name: &[u8]) -> Result<()> {
+    match parse_worktree_ref(name) {
+        WorktreeRef::Current(_) | WorktreeRef::Shared(_) => Ok(()),
+        WorktreeRef::Main(_) | WorktreeRef::Other { .. } => Err(prefixed_refusal(name)),
+    }
+}
+
+/// The refusal of a write through another worktree's name.
+pub(crate) fn prefixed_refusal(name: &[u8]) -> Error {
+    Error::refused(
+        Refusal::BadName {
+            name: name.to_vec(),
+            why: "another worktree's ref: write it through that worktree's store",
+        },
+        format!(
+            "refusing to update '{}' through another worktree's name",
+            show(name)
+        ),
+    )
+}
+
 /// Object lookups of one transaction, each id asked once.
 struct Objects<'o> {
     lookup: &'o dyn ObjectLookup,
@@ -423,6 +451,9 @@ impl Planner<'_, '_> {
     /// Split an update of symref `u` (pointing at `target`) onto the target; `u` itself only
     /// logs.
     fn split_symref(&mut self, i: usize, target: &[u8]) -> Result<()> {
+        if self.view.worktree.is_some() {
+            writable_in_worktree(target)?;
+        }
         let u = self.work[i].clone();
         self.work.push(Work {
             refname: target.to_vec(),
@@ -674,6 +705,8 @@ struct TableInput<'a> {
     ts: u64,
     committer: &'a Committer,
     max_message: usize,
+    /// Which refs this table holds (in a worktree, those of one of its two stacks).
+    keep: &'a dyn Fn(&[u8]) -> bool,
 }
 
 /// Write the records of `out` into `w` as they are produced (refs, then logs, both in key
@@ -691,7 +724,7 @@ fn write_records(
     let mut refs = 0;
     for &(i, _) in &out.queued {
         let u = &work[i];
-        if u.log_only {
+        if u.log_only || !(input.keep)(&u.refname) {
             continue;
         }
         rec.value = match &u.new {
@@ -738,10 +771,10 @@ fn write_records(
     };
     let mut logs = 0;
     for (q, &(i, current)) in out.queued.iter().enumerate() {
-        if !out.logs[q] {
+        let u = &work[i];
+        if !out.logs[q] || !(input.keep)(&u.refname) {
             continue;
         }
-        let u = &work[i];
         let new_id = match (out.extra.get(&q), &u.new) {
             (Some(LogExtra::Tombstones(entries)), _) => {
                 tombstone.refname.clear();
@@ -776,6 +809,127 @@ fn write_records(
     Ok((refs, logs))
 }
 
+/// The caller's updates as the planner's entries, each checked for its names first.
+pub(crate) fn to_work(
+    updates: impl IntoIterator<Item = RefUpdate>,
+    hash: HashId,
+) -> Result<Vec<Work>> {
+    let null = ObjectId::null(hash);
+    let mut messages = Messages::default();
+    let mut work = Vec::new();
+    for u in updates {
+        check_names(&u, hash)?;
+        work.push(Work::from_update(u, null, &mut messages));
+    }
+    Ok(work)
+}
+
+/// Lock `stack` for a transaction (reloading it when it changed), in git's words on failure.
+pub(crate) fn lock_stack(stack: &mut Stack) -> Result<Addition<'_>> {
+    stack.new_addition(true).map_err(|e| {
+        if e.kind() == ErrorKind::Lock {
+            Error::new(ErrorKind::Lock, format!("cannot lock references: {e}"))
+        } else {
+            e
+        }
+    })
+}
+
+/// A transaction checked against a view and decided: the updates (the caller's and those
+/// the planner added) and what each writes. Nothing is written yet.
+pub(crate) struct Planned<'o> {
+    work: Vec<Work>,
+    out: Output,
+    objects: Objects<'o>,
+}
+
+/// Check `work` against `view` with git's rules, in git's order, and decide the records.
+pub(crate) fn plan_updates<'o>(
+    view: View<'_>,
+    work: Vec<Work>,
+    opts: &RefDbOptions,
+    objects: &'o dyn ObjectLookup,
+) -> Result<Planned<'o>> {
+    let mut p = Planner {
+        view,
+        null: ObjectId::null(view.hash),
+        protect_dangling: opts.protect_dangling_symrefs,
+        objects: Objects {
+            lookup: objects,
+            seen: HashMap::new(),
+        },
+        work,
+        affected: Vec::new(),
+        queued: Vec::new(),
+        df_scan: None,
+    };
+    p.duplicates()?;
+    let head_target = match view.raw_ref(b"HEAD")? {
+        Some(RefRecord {
+            value: RefValue::Symref(t),
+            ..
+        }) => Some(t),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < p.work.len() {
+        p.plan(i, head_target.as_deref())?;
+        i += 1;
+    }
+    let out = p.plan_logs(opts.log_refs)?;
+    Ok(Planned {
+        work: p.work,
+        out,
+        objects: p.objects,
+    })
+}
+
+impl Planned<'_> {
+    /// The names of the refs that get records, in name order.
+    pub(crate) fn written_names(&self) -> impl Iterator<Item = &[u8]> {
+        self.out
+            .queued
+            .iter()
+            .map(|&(i, _)| self.work[i].refname.as_slice())
+    }
+
+    /// Write the records of the refs `keep` selects into `addition`'s table (none when it
+    /// selects nothing), under the stack's next update index.
+    pub(crate) fn write_table<'a>(
+        &mut self,
+        mut addition: Addition<'a>,
+        committer: &Committer,
+        keep: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<PreparedTransaction<'a>> {
+        let next = addition.next_update_index();
+        let ts = planted!(WrongUpdateIndex, next, next + 1);
+        let block_size = addition.stack().options().write.block_size;
+        let max_message = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
+        let input = TableInput {
+            work: &self.work,
+            null: ObjectId::null(addition.stack().options().hash()),
+            ts,
+            committer,
+            max_message,
+            keep,
+        };
+        let mut written = (0, 0);
+        if self.written_names().any(keep) {
+            let (out, objects) = (&self.out, &mut self.objects);
+            addition.add_table(|w, _| {
+                written = write_records(w, &input, out, objects)?;
+                Ok(())
+            })?;
+        }
+        Ok(PreparedTransaction {
+            addition,
+            update_index: ts,
+            refs: written.0,
+            logs: written.1,
+        })
+    }
+}
+
 impl RefDb {
     /// Check `updates` as one transaction with git's rules and write its table, holding
     /// `tables.list.lock` (the stack is reloaded under it when it changed). No reader sees
@@ -805,81 +959,13 @@ impl RefDb {
         committer: &Committer,
         objects: &dyn ObjectLookup,
     ) -> Result<PreparedTransaction<'a>> {
-        let hash = self.stack.options().hash();
-        let null = ObjectId::null(hash);
-        let mut messages = Messages::default();
-        let mut work = Vec::new();
-        for u in updates {
-            check_names(&u, hash)?;
-            work.push(Work::from_update(u, null, &mut messages));
-        }
-        let log_refs = self.opts.log_refs;
-        let protect_dangling = self.opts.protect_dangling_symrefs;
-        let block_size = self.stack.options().write.block_size;
-        let mut addition = self.stack.new_addition(true).map_err(|e| {
-            if e.kind() == ErrorKind::Lock {
-                Error::new(ErrorKind::Lock, format!("cannot lock references: {e}"))
-            } else {
-                e
-            }
-        })?;
-        let view = View {
-            merged: addition.stack().merged(),
-            hash,
-        };
-        let mut p = Planner {
-            view,
-            null,
-            protect_dangling,
-            objects: Objects {
-                lookup: objects,
-                seen: HashMap::new(),
-            },
-            work,
-            affected: Vec::new(),
-            queued: Vec::new(),
-            df_scan: None,
-        };
-        p.duplicates()?;
-        let head_target = match view.raw_ref(b"HEAD")? {
-            Some(RefRecord {
-                value: RefValue::Symref(t),
-                ..
-            }) => Some(t),
-            _ => None,
-        };
-        let mut i = 0;
-        while i < p.work.len() {
-            p.plan(i, head_target.as_deref())?;
-            i += 1;
-        }
-        let next = addition.next_update_index();
-        let ts = planted!(WrongUpdateIndex, next, next + 1);
-        let max_message = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
-        let out = p.plan_logs(log_refs)?;
-        let Planner {
-            work, mut objects, ..
-        } = p;
-        let input = TableInput {
-            work: &work,
-            null,
-            ts,
-            committer,
-            max_message,
-        };
-        let mut written = (0, 0);
-        if !out.queued.is_empty() {
-            addition.add_table(|w, _| {
-                written = write_records(w, &input, &out, &mut objects)?;
-                Ok(())
-            })?;
-        }
-        Ok(PreparedTransaction {
-            addition,
-            update_index: ts,
-            refs: written.0,
-            logs: written.1,
-        })
+        let work = to_work(updates, self.stack.options().hash())?;
+        let opts = self.opts;
+        let addition = lock_stack(&mut self.stack)?;
+        let hash = opts.stack.hash();
+        let view = View::of(addition.stack().merged(), hash);
+        let mut planned = plan_updates(view, work, &opts, objects)?;
+        planned.write_table(addition, committer, &|_| true)
     }
 
     /// [`RefDb::prepare`] and [`PreparedTransaction::commit`] in one: apply `updates`
