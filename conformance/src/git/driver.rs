@@ -387,7 +387,9 @@ fn kill_group(pgid: u32) {
 /// process group of its own, and wait for it. After `timeout` the whole group is killed, not
 /// only the leader: a hung `git update-ref` started by a shell keeps running (and keeps any
 /// pipe it inherited open) when only the shell dies. Members still in the group when the
-/// leader has exited are killed too, so nothing the command started outlives it.
+/// leader has exited are killed too, so nothing the command started outlives it. (Being a
+/// group of its own, the command does not get the terminal's Ctrl-C: it runs to its end or
+/// its timeout when the caller is interrupted.)
 pub fn run_in_group(c: &mut Command, timeout: Duration) -> std::io::Result<Exit> {
     #[cfg(unix)]
     {
