@@ -11,6 +11,7 @@
 //! | concurrent writers | [`concurrent`] | `conformance run --concurrent` (and the round the default run ends with) |
 //! | migration | [`migrate`] | `conformance migrate` |
 //! | damaged stacks | [`damaged`] | `conformance damaged` |
+//! | yardsticks of the gate: coverage and mutants of git's reftable code | [`yardstick`] | `conformance coverage`, `conformance mutate-git`, `conformance mutate-merge` |
 //!
 //! Where to find things:
 //!
@@ -48,3 +49,4 @@ pub mod migrate;
 mod rng;
 pub mod setup;
 mod stack_files;
+pub mod yardstick;

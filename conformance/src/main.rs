@@ -14,6 +14,8 @@ use conformance::generated::run::{minimize_dir, run, RunConfig};
 use conformance::git::driver::Git;
 use conformance::setup::env::Env;
 
+mod yardstick_cli;
+
 #[derive(Parser)]
 #[command(
     name = "conformance",
@@ -191,6 +193,16 @@ enum Cmd {
         #[arg(long, default_value = "target/conformance/upstream")]
         out: PathBuf,
     },
+    /// Mutants of a git checkout's reftable code (built in a copy, incrementally), each put
+    /// through the gate's modes (and optionally the counters comparison and your tests):
+    /// killed-by-gate, killed-by-counters, killed-by-tests, both, survived, timeout,
+    /// unviable, equivalent. Resumable; --shard K/N and mutate-merge for CI matrices.
+    MutateGit(yardstick_cli::MutateArgs),
+    /// Merge the run directories of a sample's shards into one report.
+    MutateMerge(yardstick_cli::MergeArgs),
+    /// Line, branch and function coverage of a git checkout's reftable code reached by the
+    /// gate's modes (and your tests), from a gcov build the tool makes in a copy.
+    Coverage(yardstick_cli::CoverageArgs),
     /// Print what the git under test does (the probe the gate runs at start).
     Probe {
         /// The git binary.
@@ -613,6 +625,9 @@ fn main() {
         }
         Some(Cmd::Probe { git }) => probe(git),
         Some(Cmd::Upstream { id, out }) => upstream(&id, &out),
+        Some(Cmd::MutateGit(a)) => yardstick_cli::mutate_git(a),
+        Some(Cmd::MutateMerge(a)) => yardstick_cli::mutate_merge(a),
+        Some(Cmd::Coverage(a)) => yardstick_cli::coverage(a),
         Some(Cmd::ConcurrentWorker { spec }) => {
             plant_from_env();
             conformance::concurrent::worker_main(&spec)

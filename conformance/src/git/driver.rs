@@ -319,11 +319,21 @@ fn with_deadline<T>(
     timeout: Duration,
     work: impl FnOnce(&mut Child) -> T,
 ) -> (Exit, T) {
+    with_deadline_killing(child, timeout, kill_pid, work)
+}
+
+/// [`with_deadline`] with the way a late child is killed (`kill` gets its pid).
+fn with_deadline_killing<T>(
+    child: &mut Child,
+    timeout: Duration,
+    kill: fn(u32),
+    work: impl FnOnce(&mut Child) -> T,
+) -> (Exit, T) {
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let pid = child.id();
     let watchdog = std::thread::spawn(move || {
         if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
-            kill_pid(pid);
+            kill(pid);
             return true;
         }
         false
@@ -361,6 +371,37 @@ fn kill_pid(pid: u32) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+}
+
+/// SIGKILL every process of the process group `pgid` (a group [`run_in_group`] made, whose
+/// leader has that pid).
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Run `c` (its standard streams as the caller set them: files, say) as the leader of a
+/// process group of its own, and wait for it. After `timeout` the whole group is killed, not
+/// only the leader: a hung `git update-ref` started by a shell keeps running (and keeps any
+/// pipe it inherited open) when only the shell dies. Members still in the group when the
+/// leader has exited are killed too, so nothing the command started outlives it. (Being a
+/// group of its own, the command does not get the terminal's Ctrl-C: it runs to its end or
+/// its timeout when the caller is interrupted.)
+pub fn run_in_group(c: &mut Command, timeout: Duration) -> std::io::Result<Exit> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
+    }
+    let mut child = c.spawn()?;
+    let pgid = child.id();
+    let (exit, ()) = with_deadline_killing(&mut child, timeout, kill_group, |_| ());
+    // The group outlives its leader while a member runs; then its id cannot be reused.
+    kill_group(pgid);
+    Ok(exit)
 }
 
 /// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
