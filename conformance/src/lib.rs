@@ -35,6 +35,8 @@
 pub use reftable_harness::refs_model as model;
 pub use reftable_harness::{ops, snapshot};
 
+pub mod budget;
+pub mod ci_output;
 pub mod concurrent;
 pub mod cpu;
 pub mod damaged;
