@@ -34,7 +34,13 @@ struct CiArgs {
     /// Write the test results as TAP (one test per case): `--tap` to stdout, where the run's
     /// summary lines then become TAP comments (for `prove --exec` and meson), `--tap=FILE`
     /// to a file.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = STDOUT)]
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = STDOUT
+    )]
     tap: Option<PathBuf>,
     /// Write the test results as JUnit XML to FILE (GitLab's `reports:junit`, GitHub's
     /// test-report actions).
