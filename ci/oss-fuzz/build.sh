@@ -1,7 +1,8 @@
 #!/bin/bash -eu
 # OSS-Fuzz / ClusterFuzzLite build script for reftable-rs.
 #
-# Copy this folder to projects/reftable-rs/ of OSS-Fuzz (or point ClusterFuzzLite at it).
+# Copy this folder to projects/reftable-rs/ of OSS-Fuzz. .clusterfuzzlite/build.sh is the
+# same file for ClusterFuzzLite (.ci/run compares them): change both.
 # It builds every cargo-fuzz target of fuzz/ with the sanitizer and coverage flags the
 # OSS-Fuzz Rust builder sets, and installs, for each target <t>:
 #   $OUT/reftable-<t>                  the fuzzer

@@ -32,11 +32,16 @@
 //! - **how git is run**: [`git::driver`] (environment, timeouts that kill the process group,
 //!   `update-ref --stdin` coprocesses).
 //! - **what a finding directory holds**: `generated/casedir.rs`, `concurrent/finding_dir.rs`,
-//!   `damaged/finding_dir.rs`.
+//!   `damaged/finding_dir.rs`, `migrate/finding_dir.rs`.
+//! - **TAP and JUnit output, time budgets**: [`ci_output`] writes what each mode's
+//!   `ci_tests.rs` makes of its report; [`budget`] is the `--seconds` and `--fail-fast`
+//!   every mode shares.
 
 pub use reftable_harness::refs_model as model;
 pub use reftable_harness::{ops, snapshot};
 
+pub mod budget;
+pub mod ci_output;
 pub mod concurrent;
 pub mod cpu;
 pub mod damaged;

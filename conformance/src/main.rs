@@ -5,13 +5,17 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
+use conformance::budget::{Budget, Stop};
+use conformance::ci_output::result::TestResult;
+use conformance::ci_output::sink::{CiTargets, STDOUT};
 use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport};
 use conformance::defects::registry::{self, ExpectedSet};
 use conformance::generated::case::run_concrete;
 use conformance::generated::casedir::CaseFile;
 use conformance::generated::report::Report;
-use conformance::generated::run::{minimize_dir, run, RunConfig};
+use conformance::generated::run::{minimize_dir, run_within, RunConfig};
 use conformance::git::driver::Git;
+use conformance::migrate::{run_migrate_within, MigrateConfig};
 use conformance::setup::env::Env;
 
 mod yardstick_cli;
@@ -26,11 +30,51 @@ struct Cli {
     cmd: Option<Cmd>,
 }
 
+/// Test results for CI systems, in every mode.
+#[derive(clap::Args, Clone, Default)]
+struct CiArgs {
+    /// Write the test results as TAP (one test per case): `--tap` to stdout, where the run's
+    /// summary lines then become TAP comments (for `prove --exec` and meson), `--tap=FILE`
+    /// to a file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = STDOUT
+    )]
+    tap: Option<PathBuf>,
+    /// Write the test results as JUnit XML to FILE (GitLab's `reports:junit`, GitHub's
+    /// test-report actions).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+impl CiArgs {
+    fn targets(&self) -> CiTargets {
+        CiTargets {
+            tap: self.tap.clone(),
+            junit: self.junit.clone(),
+        }
+    }
+}
+
 #[derive(clap::Args, Clone)]
 struct RunArgs {
-    /// Number of cases (per git).
-    #[arg(long, default_value_t = 120)]
-    cases: u64,
+    /// Number of cases (per git) [default: 120, or no limit with --seconds].
+    #[arg(long)]
+    cases: Option<u64>,
+    /// A time budget: cases are taken in order until it is used (the same seed gives the
+    /// same cases; the budget only cuts the list), minimizing stops at its end; the report
+    /// says how many cases ran. With it the concurrent round runs first. With --concurrent:
+    /// rounds of seeds SEED, SEED+1, ... while the next one fits.
+    #[arg(long)]
+    seconds: Option<u64>,
+    /// Stop at the first unexpected divergence (cases already running finish).
+    #[arg(long)]
+    fail_fast: bool,
+    #[command(flatten)]
+    ci: CiArgs,
     /// Operations per case.
     #[arg(long, default_value_t = 30)]
     ops: usize,
@@ -129,6 +173,53 @@ struct DamagedArgs {
     /// reaches a git known to crash on damaged tables (2.47.3 does at more than ten).
     #[arg(long, default_value_t = 0)]
     min_git_crash_sites: usize,
+    /// Stop trying at the first finding on our side (trials already running finish).
+    #[arg(long)]
+    fail_fast: bool,
+    /// Write findings with the damage first seen, not minimized: minimizing comes after the
+    /// --seconds budget, so this bounds the whole run by it.
+    #[arg(long)]
+    no_minimize: bool,
+    #[command(flatten)]
+    ci: CiArgs,
+}
+
+#[derive(clap::Args, Clone)]
+struct MigrateArgs {
+    /// Cases [default: 40, or no limit with --seconds].
+    #[arg(long)]
+    cases: Option<u64>,
+    /// Operations per case.
+    #[arg(long, default_value_t = 30)]
+    ops: usize,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run only this case of the seed's list (as a failing case's rerun.sh does).
+    #[arg(long, conflicts_with_all = ["cases", "seconds"])]
+    case: Option<u64>,
+    /// A time budget: cases are taken in order while one as long as the longest so far
+    /// still ends within it; the report says how many ran.
+    #[arg(long)]
+    seconds: Option<u64>,
+    /// Stop at the first case with an unexpected divergence.
+    #[arg(long)]
+    fail_fast: bool,
+    /// The git binary.
+    #[arg(long)]
+    git: Option<PathBuf>,
+    /// Write a case with an unexpected divergence here (its repositories, the differences,
+    /// rerun.sh); by default none is written.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the Markdown report here.
+    #[arg(long)]
+    report_md: Option<PathBuf>,
+    /// Write the JSON report here.
+    #[arg(long)]
+    report_json: Option<PathBuf>,
+    #[command(flatten)]
+    ci: CiArgs,
 }
 
 #[derive(Subcommand)]
@@ -158,26 +249,7 @@ enum Cmd {
     Damaged(DamagedArgs),
     /// Replay the gate's cases on files-backend repositories, migrate each to reftable with
     /// `git refs migrate` and with our import, and compare the tables byte for byte.
-    Migrate {
-        /// Cases.
-        #[arg(long, default_value_t = 40)]
-        cases: u64,
-        /// Operations per case.
-        #[arg(long, default_value_t = 30)]
-        ops: usize,
-        /// Seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// The git binary.
-        #[arg(long)]
-        git: Option<PathBuf>,
-        /// Write the Markdown report here.
-        #[arg(long)]
-        report_md: Option<PathBuf>,
-        /// Write the JSON report here.
-        #[arg(long)]
-        report_json: Option<PathBuf>,
-    },
+    Migrate(MigrateArgs),
     /// One writer process of the concurrent mode (run by `run --concurrent`).
     #[command(hide = true)]
     ConcurrentWorker {
@@ -240,12 +312,15 @@ fn parse_shard(s: &Option<String>) -> (u64, u64) {
     }
 }
 
-/// The concurrent round of a run, on every git; whether all of them were clean.
+/// The concurrent round of a run, on every git, with `seed`; whether all of them were clean.
+/// Lines go to `out`; minimizing a finding starts no run after `deadline`.
 fn concurrent_rounds(
     args: &RunArgs,
     envs: &[Env],
     known: &ExpectedSet,
-    txns: u32,
+    round: (u64, u32),
+    out: &CiTargets,
+    deadline: Option<std::time::Instant>,
 ) -> (bool, Vec<ConcurrentReport>) {
     #[cfg(not(reftable_test_hooks))]
     plant_from_env();
@@ -256,34 +331,19 @@ fn concurrent_rounds(
     let mut clean = true;
     let mut reports = Vec::new();
     for e in envs {
-        let mut cfg = ConcurrentConfig::new(args.seed, txns, exe.clone());
+        let mut cfg = ConcurrentConfig::new(round.0, round.1, exe.clone());
         cfg.git_writers = args.git_writers;
         cfg.our_writers = args.our_writers;
         cfg.shared = args.shared_refs;
         cfg.maintenance_every = args.maintenance_every;
         cfg.minimize = !args.no_minimize;
         cfg.out = Some(args.out.clone());
+        cfg.deadline = deadline;
         // REFTABLE_PLANT (test-hooks builds) goes to our writer processes only.
         cfg.plant = std::env::var("REFTABLE_PLANT").ok();
         match run_concurrent(e, known, &cfg) {
             Ok(r) => {
-                for f in &r.findings {
-                    let known = f
-                        .expected
-                        .as_ref()
-                        .map_or(String::new(), |id| format!(" (known git defect {id})"));
-                    println!(
-                        "concurrent finding on git {}{known}: {}: {}",
-                        r.version, f.class, f.detail
-                    );
-                }
-                if let Some(m) = &r.minimized {
-                    println!("  minimized: {m}");
-                }
-                if let Some(d) = &r.finding_dir {
-                    println!("  written to {d}");
-                }
-                println!("{}", r.line());
+                say_concurrent(&r, out);
                 clean &= r.unexpected() == 0;
                 reports.push(r);
             }
@@ -299,7 +359,33 @@ fn concurrent_rounds(
     (clean, reports)
 }
 
+/// A concurrent run's findings, where they went, and its line.
+fn say_concurrent(r: &ConcurrentReport, out: &CiTargets) {
+    for f in &r.findings {
+        let known = f
+            .expected
+            .as_ref()
+            .map_or(String::new(), |id| format!(" (known git defect {id})"));
+        out.say(&format!(
+            "concurrent finding on git {}{known}: {}: {}",
+            r.version, f.class, f.detail
+        ));
+    }
+    if let Some(m) = &r.minimized {
+        out.say(&format!("  minimized: {m}"));
+    }
+    if let Some(d) = &r.finding_dir {
+        out.say(&format!("  written to {d}"));
+    }
+    out.say(&r.line());
+}
+
+/// What a time budget keeps, at its end, for a concurrent round's findings and the reports.
+const ROUND_MARGIN: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn run_cmd(args: RunArgs) -> i32 {
+    let budget = Budget::new(args.seconds, args.fail_fast);
+    let out = args.ci.targets();
     let shard = parse_shard(&args.shard);
     let envs = run_envs(&args);
     let path = args.expected.clone().unwrap_or_else(registry::default_path);
@@ -309,10 +395,11 @@ fn run_cmd(args: RunArgs) -> i32 {
     });
     announce_gits(&envs);
     if args.concurrent {
-        return concurrent_only(&args, &envs, &known);
+        return concurrent_only(&args, &envs, &known, &budget, &out);
     }
+    let default_cases = if budget.is_timed() { u64::MAX } else { 120 };
     let cfg = RunConfig {
-        cases: args.cases,
+        cases: args.cases.unwrap_or(default_cases),
         ops: args.ops,
         seed: args.seed,
         jobs: args.jobs,
@@ -320,15 +407,41 @@ fn run_cmd(args: RunArgs) -> i32 {
         out: args.out.clone(),
         minimize: !args.no_minimize,
     };
-    let mut r = run(&envs, &known, &cfg);
-    let mut concurrent_clean = true;
-    if !args.no_concurrent && shard.0 == 1 {
-        let (clean, reports) =
-            concurrent_rounds(&args, &envs, &known, args.concurrent_txns.unwrap_or(100));
-        concurrent_clean = clean;
-        for (g, c) in r.gits.iter_mut().zip(reports) {
-            g.concurrent = Some(c);
-        }
+    let with_round = !args.no_concurrent && shard.0 == 1;
+    let txns = args.concurrent_txns.unwrap_or(100);
+    let round_deadline = budget.end_less(ROUND_MARGIN);
+    // With a time budget the round comes first, so that the cases take what it leaves.
+    let mut round = (with_round && budget.is_timed()).then(|| {
+        concurrent_rounds(
+            &args,
+            &envs,
+            &known,
+            (args.seed, txns),
+            &out,
+            round_deadline,
+        )
+    });
+    if round.as_ref().is_some_and(|(clean, _)| !clean) {
+        budget.failed();
+    }
+    let mut r = run_within(&envs, &known, &cfg, &budget);
+    if with_round && round.is_none() && budget.stop() != Some(Stop::FirstFailure) {
+        round = Some(concurrent_rounds(
+            &args,
+            &envs,
+            &known,
+            (args.seed, txns),
+            &out,
+            None,
+        ));
+    }
+    let concurrent_clean = !matches!(round, Some((false, _)));
+    for (g, c) in r
+        .gits
+        .iter_mut()
+        .zip(round.map(|r| r.1).unwrap_or_default())
+    {
+        g.concurrent = Some(c);
     }
     if let Some(p) = &args.report_json {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
@@ -336,8 +449,19 @@ fn run_cmd(args: RunArgs) -> i32 {
     if let Some(p) = &args.report_md {
         let _ = std::fs::write(p, r.markdown());
     }
-    print_run(&r);
+    print_run(&r, &out);
+    let tests = conformance::generated::ci_tests::ci_tests(&r);
+    write_ci(&out, "reftable-rs conformance run", &tests);
     i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0 || !concurrent_clean)
+}
+
+/// Write the test results where the command line asked; a file that cannot be written ends
+/// the run (exit 2).
+fn write_ci(out: &CiTargets, title: &str, tests: &[TestResult]) {
+    if let Err(e) = out.write(title, tests) {
+        eprintln!("conformance: cannot write the test results: {e}");
+        std::process::exit(2);
+    }
 }
 
 /// One env per `--git` (the default git when none is given).
@@ -366,10 +490,31 @@ fn announce_gits(envs: &[Env]) {
 }
 
 /// `run --concurrent`: the concurrent mode alone on every git, its reports written; the
-/// exit status.
-fn concurrent_only(args: &RunArgs, envs: &[Env], known: &ExpectedSet) -> i32 {
-    let (clean, reports) =
-        concurrent_rounds(args, envs, known, args.concurrent_txns.unwrap_or(500));
+/// exit status. With a time budget, rounds of seeds `seed`, `seed + 1`, ... while the next
+/// one (taken to last as long as the one before) fits in it.
+fn concurrent_only(
+    args: &RunArgs,
+    envs: &[Env],
+    known: &ExpectedSet,
+    budget: &Budget,
+    out: &CiTargets,
+) -> i32 {
+    let txns = args.concurrent_txns.unwrap_or(500);
+    let mut clean = true;
+    let mut reports = Vec::new();
+    for seed in args.seed.. {
+        let t = std::time::Instant::now();
+        let deadline = budget.end_less(ROUND_MARGIN);
+        let (ok, rs) = concurrent_rounds(args, envs, known, (seed, txns), out, deadline);
+        clean &= ok;
+        reports.extend(rs);
+        if !ok {
+            budget.failed();
+        }
+        if !budget.is_timed() || !budget.may_start(budget.end_less(t.elapsed() + ROUND_MARGIN)) {
+            break;
+        }
+    }
     if let Some(p) = &args.report_md {
         let md: String = reports.iter().map(ConcurrentReport::markdown).collect();
         let _ = std::fs::write(p, md);
@@ -377,44 +522,59 @@ fn concurrent_only(args: &RunArgs, envs: &[Env], known: &ExpectedSet) -> i32 {
     if let Some(p) = &args.report_json {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&reports).expect("json"));
     }
+    if budget.is_timed() {
+        let why = budget.stop_line().unwrap_or_default();
+        out.say(&format!("{} concurrent runs; {why}", reports.len()));
+    }
+    let tests: Vec<TestResult> = reports
+        .iter()
+        .map(|r| conformance::concurrent::ci_test(r, &format!("concurrent, git {}", r.version)))
+        .collect();
+    write_ci(out, "reftable-rs conformance run --concurrent", &tests);
     i32::from(!clean)
 }
 
 /// A run's outcome on stdout: each unexpected divergence, per git its stale known
 /// divergences and figures, the known git defects seen, the totals.
-fn print_run(r: &Report) {
+fn print_run(r: &Report, out: &CiTargets) {
     for d in r.divergences.iter().filter(|d| d.expected.is_none()) {
-        println!("{}", d.line());
+        out.say(&d.line());
     }
     for g in &r.gits {
         for s in &g.stale_expected {
-            println!("stale: {s}");
+            out.say(&format!("stale: {s}"));
         }
         let total: u64 = g.comparisons.values().sum();
-        println!(
+        out.say(&format!(
             "git {} ({}), seed {}, shard {}: {} cases, {} operations, {} comparisons, {:.0} ops/s; {} unexpected divergences, {} expected (known git defects)",
             g.version, g.path, r.seed, r.shard, g.cases, g.operations, total,
             g.operations_per_second, g.unexpected_divergences, g.expected_divergences
-        );
+        ));
         let kinds: Vec<String> = g
             .kinds
             .iter()
             .map(|(k, [n, ok])| format!("{k} {n}/{ok}"))
             .collect();
-        println!("  operations run/accepted by git: {}", kinds.join(", "));
+        out.say(&format!(
+            "  operations run/accepted by git: {}",
+            kinds.join(", ")
+        ));
     }
     for d in &r.git_defects {
-        println!(
+        out.say(&format!(
             "known git defect {} on git {} in {} cases",
             d.id, d.git, d.cases
-        );
+        ));
     }
-    println!(
+    out.say(&format!(
         "{:.1} s of cases ({:.0} ops/s), {:.1} s minimizing; {} unexpected divergences, {} stale known divergences",
         r.wall_seconds, r.operations_per_second, r.minimize_seconds, r.unexpected_divergences, r.stale_expected
-    );
+    ));
     if let Some(line) = r.cpu_line() {
-        println!("{line}");
+        out.say(&line);
+    }
+    if let Some(why) = &r.stopped {
+        out.say(&format!("{} cases per git ran; the run {why}", r.cases));
     }
 }
 
@@ -460,6 +620,7 @@ fn replay(dir: &Path, git: Option<PathBuf>) -> i32 {
 }
 
 fn damaged(a: DamagedArgs) -> i32 {
+    let out = a.ci.targets();
     let e = env(a.git.as_deref());
     let gdb = !a.no_gdb
         && std::process::Command::new("gdb")
@@ -483,8 +644,10 @@ fn damaged(a: DamagedArgs) -> i32 {
         budget: std::time::Duration::from_secs(a.seconds),
         timeout: std::time::Duration::from_secs(a.timeout),
         jobs: a.jobs,
-        out: a.out,
+        out: a.out.clone(),
         gdb,
+        minimize: !a.no_minimize,
+        fail_fast: a.fail_fast,
     };
     let r = conformance::damaged::run_damaged(&e, &cfg).unwrap_or_else(|err| {
         eprintln!("conformance: {err}");
@@ -496,8 +659,16 @@ fn damaged(a: DamagedArgs) -> i32 {
     if let Some(p) = &a.report_md {
         let _ = std::fs::write(p, r.markdown());
     }
+    let status = say_damaged(&r, a.min_git_crash_sites, &out);
+    let tests = conformance::damaged::ci_tests::ci_tests(&r, a.min_git_crash_sites);
+    write_ci(&out, "reftable-rs conformance damaged", &tests);
+    status
+}
+
+/// A damaged-stack run's findings and figures on stdout; the exit status.
+fn say_damaged(r: &conformance::damaged::DamageReport, min_sites: usize, out: &CiTargets) -> i32 {
     for f in r.ours_findings.iter().chain(&r.git_findings) {
-        println!(
+        out.say(&format!(
             "{} {} on {}: {} (seen {}){}",
             f.side,
             f.class,
@@ -508,21 +679,76 @@ fn damaged(a: DamagedArgs) -> i32 {
                 .as_ref()
                 .map(|d| format!(" -> {d}"))
                 .unwrap_or_default()
-        );
+        ));
     }
     let crashes = r.git_findings.iter().filter(|f| f.class == "crash").count();
-    println!(
+    out.say(&format!(
         "git {}: {} bases, {} damaged stacks, {} commands, {:.0} s; git: {} distinct findings ({crashes} crash sites); ours: {} findings",
         r.version, r.bases, r.trials, r.commands, r.seconds, r.git_findings.len(), r.ours_findings.len()
-    );
-    if crashes < a.min_git_crash_sites {
-        println!(
-            "git crashed at {crashes} distinct sites, fewer than --min-git-crash-sites {}: the damage no longer reaches what it used to",
-            a.min_git_crash_sites
-        );
+    ));
+    if let Some(why) = &r.stopped {
+        out.say(&format!("the run {why}"));
+    }
+    if crashes < min_sites {
+        out.say(&format!(
+            "git crashed at {crashes} distinct sites, fewer than --min-git-crash-sites {min_sites}: the damage no longer reaches what it used to"
+        ));
         return 1;
     }
     i32::from(!r.ours_findings.is_empty())
+}
+
+/// `conformance migrate`: the run, its reports, its lines, its test results; the exit status.
+fn migrate(a: MigrateArgs) -> i32 {
+    let budget = Budget::new(a.seconds, a.fail_fast);
+    let out = a.ci.targets();
+    let e = env(a.git.as_deref());
+    let default_cases = if budget.is_timed() { u64::MAX } else { 40 };
+    let cfg = MigrateConfig {
+        seed: a.seed,
+        cases: a.cases.unwrap_or(default_cases),
+        ops: a.ops,
+        only: a.case,
+        out: a.out.clone(),
+    };
+    let r = run_migrate_within(&e, &cfg, &budget).unwrap_or_else(|err| {
+        eprintln!("conformance: {err}");
+        std::process::exit(2);
+    });
+    if let Some(p) = &a.report_md {
+        let _ = std::fs::write(p, r.markdown());
+    }
+    if let Some(p) = &a.report_json {
+        let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
+    }
+    for k in &r.skipped {
+        out.say(&format!("skipped {k}"));
+    }
+    for d in &r.divergences {
+        out.say(&format!(
+            "{} {}{}: {}",
+            d.case,
+            d.finding.class,
+            d.finding
+                .expected
+                .as_ref()
+                .map(|e| format!(" (known: {e})"))
+                .unwrap_or_default(),
+            d.finding.detail.lines().next().unwrap_or("")
+        ));
+    }
+    out.say(&format!(
+        "git {}: {} cases, {} operations replayed, {} migrations ({} refs, {} reflog entries, reflogs {}), {} tables byte-identical, {} refused by both, {} skipped; back to files {}/{} identical; {:.0} s; {} unexpected divergences, {} expected",
+        r.version, r.cases, r.operations, r.migrations, r.refs, r.log_entries,
+        if r.with_reflogs { "migrated" } else { "left out" },
+        r.identical_tables, r.both_refused, r.skipped.len(), r.back_identical, r.back_compared, r.seconds, r.unexpected(), r.divergences.len() - r.unexpected()
+    ));
+    if let Some(why) = &r.stopped {
+        out.say(&format!("{} cases ran; the run {why}", r.cases));
+    }
+    let tests = conformance::migrate::ci_tests::ci_tests(&r, a.seed, a.ops);
+    write_ci(&out, "reftable-rs conformance migrate", &tests);
+    i32::from(r.unexpected() > 0)
 }
 
 fn probe(git: Option<PathBuf>) -> i32 {
@@ -573,56 +799,14 @@ fn main() {
             });
             let env = case_env(&file, git);
             let known = ExpectedSet::load(&registry::default_path()).unwrap_or_default();
-            if minimize_dir(&env, &dir, &known).is_some() {
+            if minimize_dir(&env, &dir, &known, None).is_some() {
                 0
             } else {
                 2
             }
         }
         Some(Cmd::Damaged(a)) => damaged(a),
-        Some(Cmd::Migrate {
-            cases,
-            ops,
-            seed,
-            git,
-            report_md,
-            report_json,
-        }) => {
-            let e = env(git.as_deref());
-            let r = conformance::migrate::run_migrate(&e, seed, cases, ops).unwrap_or_else(|err| {
-                eprintln!("conformance: {err}");
-                std::process::exit(2);
-            });
-            if let Some(p) = &report_md {
-                let _ = std::fs::write(p, r.markdown());
-            }
-            if let Some(p) = &report_json {
-                let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
-            }
-            for k in &r.skipped {
-                println!("skipped {k}");
-            }
-            for d in &r.divergences {
-                println!(
-                    "{} {}{}: {}",
-                    d.case,
-                    d.finding.class,
-                    d.finding
-                        .expected
-                        .as_ref()
-                        .map(|e| format!(" (known: {e})"))
-                        .unwrap_or_default(),
-                    d.finding.detail.lines().next().unwrap_or("")
-                );
-            }
-            println!(
-                "git {}: {} cases, {} operations replayed, {} migrations ({} refs, {} reflog entries, reflogs {}), {} tables byte-identical, {} refused by both, {} skipped; back to files {}/{} identical; {:.0} s; {} unexpected divergences, {} expected",
-                r.version, r.cases, r.operations, r.migrations, r.refs, r.log_entries,
-                if r.with_reflogs { "migrated" } else { "left out" },
-                r.identical_tables, r.both_refused, r.skipped.len(), r.back_identical, r.back_compared, r.seconds, r.unexpected(), r.divergences.len() - r.unexpected()
-            );
-            i32::from(r.unexpected() > 0)
-        }
+        Some(Cmd::Migrate(a)) => migrate(a),
         Some(Cmd::Probe { git }) => probe(git),
         Some(Cmd::Upstream { id, out }) => upstream(&id, &out),
         Some(Cmd::MutateGit(a)) => yardstick_cli::mutate_git(a),

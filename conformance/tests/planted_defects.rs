@@ -36,7 +36,7 @@ fn planted_defects_are_caught_minimized_and_replayable() {
         let opts = found.options.unwrap();
         let check = found.divergences.iter().find(unknown).unwrap().check;
         let wanted = |d: &Divergence| d.check == check && unknown(&d);
-        let (ops, runs) = minimize(&env, opts, found.ops.clone(), &wanted);
+        let (ops, runs) = minimize(&env, opts, found.ops.clone(), &wanted, None);
         let replay = run_concrete(&env, opts, &ops).unwrap();
         assert!(
             replay.divergences.iter().any(wanted),

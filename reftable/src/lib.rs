@@ -138,3 +138,8 @@ pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The crate README's examples (what crates.io shows), compiled and run as doctests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;

@@ -30,6 +30,9 @@ pub struct ConcurrentConfig {
     pub out: Option<PathBuf>,
     /// Re-run a finding with fewer writers and transactions while it reproduces.
     pub minimize: bool,
+    /// Start no run of the minimization after this moment (a time budget's end).
+    #[serde(skip)]
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl ConcurrentConfig {
@@ -46,6 +49,7 @@ impl ConcurrentConfig {
             plant: None,
             out: None,
             minimize: true,
+            deadline: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Minimization of a concurrent finding: fewer transactions, fewer writers, no maintenance,
 //! no shared refs, each kept while a run (one of a few, since the interleaving is up to the
-//! scheduler) still shows a finding of the same class.
+//! scheduler) still shows a finding of the same class; no run is started after the
+//! configuration's deadline.
 
 use crate::concurrent::config::ConcurrentConfig;
 use crate::concurrent::coordinator::{run_once, RunOutput};
@@ -57,6 +58,9 @@ pub(crate) fn minimize(
     'outer: loop {
         for c in smaller(&best) {
             for _ in 0..ATTEMPTS {
+                if crate::budget::past(cfg.deadline) {
+                    return (best, best_run);
+                }
                 let Ok(r) = run_once(env, &c) else { continue };
                 if r.report.findings.iter().any(|f| f.class == class) {
                     best = c;

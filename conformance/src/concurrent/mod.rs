@@ -21,11 +21,12 @@
 //! The files, from the bottom up: `spec.rs` (what the coordinator, the writers and the
 //! checks share), `worker.rs` (one writer process), `finding.rs`, `fingerprint.rs`,
 //! `evidence.rs` and `check.rs` (the checks), `config.rs` and `report.rs`, `coordinator.rs` (one
-//! run), `minimize.rs`, `attribution.rs` (to known git defects) and `finding_dir.rs`; this
-//! file holds the mode's two entry points.
+//! run), `minimize.rs`, `attribution.rs` (to known git defects) and `finding_dir.rs`,
+//! `ci_tests.rs` (a run as a CI test result); this file holds the mode's two entry points.
 
 mod attribution;
 mod check;
+mod ci_tests;
 mod config;
 mod coordinator;
 mod evidence;
@@ -39,6 +40,7 @@ mod worker;
 
 use std::path::Path;
 
+pub use ci_tests::ci_test;
 pub use config::ConcurrentConfig;
 pub use report::ConcurrentReport;
 

@@ -24,6 +24,11 @@ pub struct DamageConfig {
     pub out: PathBuf,
     /// Backtraces of git's crashes with gdb (when installed).
     pub gdb: bool,
+    /// Minimize each finding's damage before writing it (off: written as first seen, so the
+    /// run ends soon after its budget).
+    pub minimize: bool,
+    /// Stop trying at the first finding on our side.
+    pub fail_fast: bool,
 }
 
 /// The relative path, from a stack directory, of the file outside the repository that

@@ -18,7 +18,7 @@ use super::sides::git_args;
 use super::signature::Key;
 use super::trial::Trial;
 
-/// Minimize every finding (by key, as gathered) on its base, write its directory under
+/// Minimize every finding (by key, as gathered; unless told not to) on its base, write its directory under
 /// `cfg.out` (work files under `work`) and file it into `report` by side.
 pub(crate) fn write_findings(
     env: &Env,
@@ -30,14 +30,16 @@ pub(crate) fn write_findings(
 ) {
     for (n, (key, mut f)) in found.into_iter().enumerate() {
         let base = &bases[f.base];
-        f.damage = minimize(
-            env,
-            cfg,
-            base,
-            f.damage.clone(),
-            &work.join("minimize"),
-            &key,
-        );
+        if cfg.minimize {
+            f.damage = minimize(
+                env,
+                cfg,
+                base,
+                f.damage.clone(),
+                &work.join("minimize"),
+                &key,
+            );
+        }
         let dir = cfg
             .out
             .join(format!("{}-{}-{}-{n}", f.side, f.class, f.command));

@@ -15,10 +15,12 @@
 //! directory watched), `base` (an undamaged starting point), `trial` (a damaged copy),
 //! `sides` (git's and our commands on it), `observe` (what went wrong), `signature` (what
 //! tells findings apart), `minimize`, `tally` (findings gathered), `base_build` (bases from
-//! the gate's cases), `worker` (trials taken in turn), `finding_dir` (findings written out).
+//! the gate's cases), `worker` (trials taken in turn), `finding_dir` (findings written out),
+//! [`ci_tests`] (the report as CI test results).
 
 mod base;
 mod base_build;
+pub mod ci_tests;
 pub mod config;
 pub mod damage;
 mod finding_dir;
@@ -33,7 +35,7 @@ mod tally;
 mod trial;
 mod worker;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -63,6 +65,7 @@ pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String
         next: AtomicU64::new(0),
         commands: AtomicU64::new(0),
         found: Mutex::new(Tally::default()),
+        failed: AtomicBool::new(false),
     };
     std::thread::scope(|s| {
         for job in 0..cfg.jobs.max(1) {
@@ -82,6 +85,10 @@ pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String
         git_outcomes: outcomes,
         ..Default::default()
     };
+    // (A run cut by its time budget says so by its count of trials, as it always has.)
+    if workers.failed.load(Ordering::SeqCst) {
+        report.stopped = Some("stopped at the first finding on our side (--fail-fast)".into());
+    }
     let _ = std::fs::create_dir_all(&cfg.out);
     write_findings(env, cfg, &bases, findings, work.path(), &mut report);
     report.seconds = start.elapsed().as_secs_f64();

@@ -57,6 +57,9 @@ pub struct DamageReport {
     pub git_findings: Vec<Finding>,
     /// Findings on our side (must be empty).
     pub ours_findings: Vec<Finding>,
+    /// Why the trials stopped early, when fail-fast stopped them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl DamageReport {

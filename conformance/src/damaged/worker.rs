@@ -1,10 +1,10 @@
-//! A run's workers: each takes the next trial number until every trial is taken or the
-//! time budget is spent; a trial is its damage drawn, the damaged copy prepared, every
+//! A run's workers: each takes the next trial number until every trial is taken, the time
+//! budget is spent or (with fail-fast) a finding on our side was made; a trial is its damage drawn, the damaged copy prepared, every
 //! command observed on both sides, crashes signed (under gdb on a fresh copy), and all of it
 //! counted into the run's [`Tally`].
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -34,15 +34,22 @@ pub(crate) struct Workers<'a> {
     pub(crate) commands: AtomicU64,
     /// What was found so far.
     pub(crate) found: Mutex<Tally>,
+    /// Set by a finding on our side under fail-fast: no trial starts after it.
+    pub(crate) failed: AtomicBool,
 }
 
 impl Workers<'_> {
-    /// Worker `job`: take trials until every one is taken or the budget counted from
-    /// `start` is spent.
+    /// Worker `job`: take trials until every one is taken, the budget counted from `start`
+    /// is spent, or (fail-fast) one found something on our side.
     pub(crate) fn work(&self, job: usize, start: Instant) {
         loop {
+            // The budget is looked at before a trial number is taken, so that the numbers
+            // taken are the trials run.
+            if self.failed.load(Ordering::SeqCst) || start.elapsed() > self.cfg.budget {
+                break;
+            }
             let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.cfg.trials || start.elapsed() > self.cfg.budget {
+            if i >= self.cfg.trials {
                 break;
             }
             self.trial(job, i);
@@ -65,6 +72,9 @@ impl Workers<'_> {
         let mut g = self.found.lock().expect("lock");
         g.count_exits(exits);
         for (o, sig) in obs.into_iter().zip(sigs) {
+            if self.cfg.fail_fast && o.0 == "ours" {
+                self.failed.store(true, Ordering::SeqCst);
+            }
             g.record(o, sig, &damage, bi);
         }
     }

@@ -2,10 +2,12 @@
 //! on us, on the model and on the files-backend twin ([`executor`]: operations in
 //! `executor/steps.rs`, checks after every step in `executor/checks.rs`, `lookups.rs`,
 //! `expiry.rs`), verdicts compared as fault sets ([`verdict`]), divergences minimized
-//! ([`minimize`]), cases × gits run and reported ([`run`], [`report`]).
+//! ([`minimize`]), cases × gits run and reported ([`run`], [`report`]) and turned into CI
+//! test results ([`ci_tests`]).
 
 pub mod case;
 pub mod casedir;
+pub mod ci_tests;
 pub mod executor;
 pub mod generate;
 pub mod minimize;

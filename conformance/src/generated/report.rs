@@ -55,6 +55,26 @@ impl DivergenceRecord {
     }
 }
 
+/// One case run on one git, as the CI test results list it (not part of the JSON report,
+/// whose divergences say the same of the cases that matter).
+#[derive(Clone, Debug, Default)]
+pub struct CaseSummary {
+    /// The case's index in the seed's list.
+    pub index: u64,
+    /// The git's index in the run.
+    pub git: usize,
+    /// Operations run.
+    pub operations: usize,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// Its divergences: indices into [`Report::divergences`].
+    pub divergences: Vec<usize>,
+    /// Its case directory, when a divergence was unexpected.
+    pub dir: Option<String>,
+    /// The minimized case's directory, when it was minimized.
+    pub min_dir: Option<String>,
+}
+
 /// A known git defect seen in the run, with a reproducer that needs git alone.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GitDefect {
@@ -150,6 +170,12 @@ pub struct Report {
     pub divergences: Vec<DivergenceRecord>,
     /// Known git defects seen, with git-only reproducers.
     pub git_defects: Vec<GitDefect>,
+    /// Why the run stopped before its list of cases ended (a time budget, fail-fast).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Every case run, in the order they ended (for the CI test results).
+    #[serde(skip)]
+    pub case_runs: Vec<CaseSummary>,
 }
 
 impl Report {
@@ -198,6 +224,12 @@ impl Report {
         if let Some(line) = self.cpu_line() {
             s.push_str(&line);
             s.push_str("\n\n");
+        }
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!(
+                "The run {why}, after {} cases per git.\n\n",
+                self.cases
+            ));
         }
     }
 

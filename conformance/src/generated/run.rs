@@ -3,9 +3,11 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::budget::Budget;
 
 use crate::finding::divergence::{Check, Divergence};
 
@@ -14,7 +16,9 @@ use crate::generated::outcome::CaseResult;
 
 use crate::defects::registry::{Expected, ExpectedSet};
 use crate::generated::casedir::{self, CaseFile};
-use crate::generated::report::{add_comparisons, DivergenceRecord, GitDefect, GitSection, Report};
+use crate::generated::report::{
+    add_comparisons, CaseSummary, DivergenceRecord, GitDefect, GitSection, Report,
+};
 use crate::ops::Op;
 use crate::setup::env::Env;
 
@@ -41,36 +45,67 @@ pub struct RunConfig {
 struct Pending {
     git: usize,
     record: usize,
+    /// Its entry in the report's case runs.
+    case_run: usize,
     dir: PathBuf,
 }
 
 /// Run the gate on every env. Progress (and a first notice of each divergence) goes to
 /// stderr on a terminal; the caller prints the report's divergence lines at the end.
 pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
-    let (k, n) = cfg.shard;
+    run_within(envs, known, cfg, &Budget::unlimited())
+}
+
+/// The share of a time budget the cases may start in once a divergence waits to be
+/// minimized; minimizing takes the rest.
+const CASE_SHARE: f64 = 0.85;
+
+/// What a time budget keeps at its end, while nothing waits to be minimized, for the cases
+/// still running (one takes up to about 3 s) and the reports.
+const CASE_MARGIN: Duration = Duration::from_secs(3);
+
+/// What a time budget keeps for writing the reports after minimizing.
+const REPORT_MARGIN: Duration = Duration::from_millis(1500);
+
+/// [`run`] within `budget`: cases are taken in order until the list ends, the budget is
+/// nearly used (its case share once a divergence waits to be minimized), or (with
+/// fail-fast) one diverges unexpectedly; minimizing stops at the budget's end. Without a
+/// limit it is [`run`].
+pub fn run_within(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, budget: &Budget) -> Report {
     let terminal = std::io::stderr().is_terminal();
     let report = new_report(envs, known, cfg);
-    let indices: Vec<u64> = (0..cfg.cases).filter(|i| i % n == k - 1).collect();
-    let work: Vec<(u64, usize)> = indices
-        .iter()
-        .flat_map(|&i| (0..envs.len()).map(move |g| (i, g)))
-        .collect();
-    let bar = progress_bar(work.len() as u64, terminal);
+    let list = CaseList::new(cfg, envs.len());
+    let bar = progress_bar(list.len(), terminal);
     let next = AtomicUsize::new(0);
     let shared = Mutex::new((report, Vec::<Pending>::new()));
+    // Cases may start until the budget's end less a margin; once an unexpected divergence
+    // waits to be minimized, only within the case share.
+    let diverged = AtomicBool::new(false);
+    let case_end = || {
+        if cfg.minimize && diverged.load(Ordering::SeqCst) {
+            budget.until(CASE_SHARE)
+        } else {
+            budget.end_less(CASE_MARGIN)
+        }
+    };
     let start = Instant::now();
     let cpu_start = crate::cpu::CpuTimes::now();
     std::thread::scope(|s| {
         for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&(index, g)) = work.get(i) else {
-                    break;
-                };
-                let case = run_case(envs, known, cfg, index, g);
-                let mut guard = shared.lock().expect("lock");
-                let (r, pending) = &mut *guard;
-                record_case(r, pending, &envs[g], known, &bar, case);
+            s.spawn(|| {
+                while budget.may_start(case_end()) {
+                    let Some((index, g)) = list.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                        break;
+                    };
+                    let case = run_case(envs, known, cfg, index, g);
+                    if case.records.iter().any(|r| r.expected.is_none()) {
+                        diverged.store(true, Ordering::SeqCst);
+                        budget.failed();
+                    }
+                    let mut guard = shared.lock().expect("lock");
+                    let (r, pending) = &mut *guard;
+                    record_case(r, pending, &envs[g], known, &bar, case);
+                }
             });
         }
     });
@@ -82,12 +117,61 @@ pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
         report.harness_cpu_seconds = Some(spent.own);
         report.child_cpu_seconds = Some(spent.children);
     }
-    report.cases = indices.len() as u64;
+    report.cases = report.gits.iter().map(|g| g.cases).max().unwrap_or(0);
+    report.stopped = budget.stop_line();
     add_totals(&mut report, cfg.jobs);
     if cfg.minimize && !pending.is_empty() {
-        minimize_pending(&mut report, envs, pending, known);
+        minimize_pending(
+            &mut report,
+            envs,
+            pending,
+            known,
+            budget.end_less(REPORT_MARGIN),
+        );
     }
     report
+}
+
+/// The run's list of (case index, git) in the order they are taken: the shard's case
+/// indices, each on every git in turn; without end when `cases` is `u64::MAX` (a time
+/// budget ends it).
+struct CaseList {
+    /// The shard's first case index.
+    first: u64,
+    /// The distance between its indices (the number of shards).
+    step: u64,
+    /// Case indices below this one.
+    cases: u64,
+    /// gits each case runs on.
+    gits: usize,
+}
+
+impl CaseList {
+    fn new(cfg: &RunConfig, gits: usize) -> CaseList {
+        let (k, n) = cfg.shard;
+        CaseList {
+            first: k - 1,
+            step: n,
+            cases: cfg.cases,
+            gits: gits.max(1),
+        }
+    }
+
+    /// Item `i`, or `None` past the end.
+    fn get(&self, i: usize) -> Option<(u64, usize)> {
+        let round = (i / self.gits) as u64;
+        let index = self.first.checked_add(round.checked_mul(self.step)?)?;
+        (index < self.cases).then_some((index, i % self.gits))
+    }
+
+    /// Items in the list (`u64::MAX` when it has no end).
+    fn len(&self) -> u64 {
+        if self.cases == u64::MAX {
+            return u64::MAX;
+        }
+        let indices = self.cases.saturating_sub(self.first).div_ceil(self.step);
+        indices.saturating_mul(self.gits as u64)
+    }
 }
 
 /// The report before any case: the run's figures and an empty section per git (with the
@@ -121,14 +205,17 @@ fn new_report(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     report
 }
 
-/// A progress bar of `len` cases, drawn only on a terminal.
+/// A progress bar of `len` cases (`u64::MAX`: a count without end), drawn only on a
+/// terminal.
 fn progress_bar(len: u64, terminal: bool) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(len);
     if terminal {
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {msg} [{elapsed}]")
-                .expect("template"),
-        );
+        let template = if len == u64::MAX {
+            "{pos} cases {msg} [{elapsed}]"
+        } else {
+            "{bar:40} {pos}/{len} cases {msg} [{elapsed}]"
+        };
+        bar.set_style(indicatif::ProgressStyle::with_template(template).expect("template"));
     } else {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
@@ -137,6 +224,8 @@ fn progress_bar(len: u64, terminal: bool) -> indicatif::ProgressBar {
 
 /// One case run on one git, before it goes into the report.
 struct CaseRun {
+    /// The case's index in the seed's list.
+    index: u64,
     /// The git's index.
     g: usize,
     /// What the case found.
@@ -201,6 +290,7 @@ fn run_case(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, index: u64, g: u
         dir = Some(d);
     }
     CaseRun {
+        index,
         g,
         result,
         secs,
@@ -221,6 +311,7 @@ fn record_case(
     case: CaseRun,
 ) {
     let CaseRun {
+        index,
         g,
         result,
         secs,
@@ -245,6 +336,16 @@ fn record_case(
     for e in defects {
         add_defect(r, env, known, &e);
     }
+    let case_run = r.case_runs.len();
+    r.case_runs.push(CaseSummary {
+        index,
+        git: g,
+        operations: result.ops.len(),
+        seconds: secs,
+        divergences: (r.divergences.len()..r.divergences.len() + records.len()).collect(),
+        dir: dir.as_ref().map(|d| d.display().to_string()),
+        min_dir: None,
+    });
     for rec in records {
         if rec.expected.is_none() {
             // On a terminal, a first notice now; every line (minimized) is
@@ -254,6 +355,7 @@ fn record_case(
                 pending.push(Pending {
                     git: g,
                     record: r.divergences.len(),
+                    case_run,
                     dir: d.clone(),
                 });
             }
@@ -279,14 +381,25 @@ fn add_totals(report: &mut Report, jobs: usize) {
 }
 
 /// Minimize the divergent cases waiting in `pending`, in order, and note the result in
-/// their records.
-fn minimize_pending(report: &mut Report, envs: &[Env], pending: Vec<Pending>, known: &ExpectedSet) {
+/// their records, keeping divergences that are no known defect of `known`; none is begun,
+/// and no case run, after `deadline`.
+fn minimize_pending(
+    report: &mut Report,
+    envs: &[Env],
+    pending: Vec<Pending>,
+    known: &ExpectedSet,
+    deadline: Option<Instant>,
+) {
     let t = Instant::now();
     for p in pending {
-        if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir, known) {
+        if crate::budget::past(deadline) {
+            break;
+        }
+        if let Some((min_dir, ops)) = minimize_dir(&envs[p.git], &p.dir, known, deadline) {
             let r = &mut report.divergences[p.record];
             r.minimized_ops = ops.iter().map(Op::summary).collect();
             r.case_dir = format!("{} (minimized: {})", p.dir.display(), min_dir.display());
+            report.case_runs[p.case_run].min_dir = Some(min_dir.display().to_string());
         }
     }
     report.minimize_seconds = t.elapsed().as_secs_f64();
@@ -364,14 +477,26 @@ fn add_defect(
 }
 
 /// Minimize the case in `dir` into `dir-min`, keeping a divergence of its first one's check
-/// that is no known git defect of `known`; returns that directory and the operations.
-pub fn minimize_dir(env: &Env, dir: &Path, known: &ExpectedSet) -> Option<(PathBuf, Vec<Op>)> {
+/// that is no known git defect of `known` and running no case of the minimization after
+/// `deadline` (what is written is then the smallest case found by that time); returns that
+/// directory and the operations.
+pub fn minimize_dir(
+    env: &Env,
+    dir: &Path,
+    known: &ExpectedSet,
+    deadline: Option<Instant>,
+) -> Option<(PathBuf, Vec<Op>)> {
     let file = CaseFile::read(dir).ok()?;
     let check: Check = file.divergences.first()?.check;
     let version = env.profile.git_version();
     let wanted = |d: &Divergence| d.check == check && known.matching(&version, d).is_none();
-    let (ops, runs) =
-        crate::generated::minimize::minimize(env, file.options, file.ops.clone(), &wanted);
+    let (ops, runs) = crate::generated::minimize::minimize(
+        env,
+        file.options,
+        file.ops.clone(),
+        &wanted,
+        deadline,
+    );
     let result = run_concrete(env, file.options, &ops).ok()?;
     let mut out = dir.as_os_str().to_owned();
     out.push("-min");

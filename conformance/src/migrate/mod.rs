@@ -12,14 +12,19 @@
 //!
 //! [`run`] holds the mode's loop over the cases and [`case`] the steps of one case:
 //! [`replay`] makes the files repository, [`ours`] our stack, [`compare`] compares git's
-//! outputs with ours, and [`report`] holds what is found.
+//! outputs with ours, [`config`] says what to run and [`report`] holds what is found; `finding_dir.rs` writes a case
+//! that diverged (with `--out`), [`ci_tests`] turns the report into CI test results.
 
 pub mod case;
+pub mod ci_tests;
 pub mod compare;
+pub mod config;
+mod finding_dir;
 pub mod ours;
 pub mod replay;
 pub mod report;
 pub mod run;
 
+pub use config::MigrateConfig;
 pub use report::{MigrationDivergence, MigrationReport};
-pub use run::run_migrate;
+pub use run::{run_migrate, run_migrate_within};

@@ -18,6 +18,21 @@ pub struct MigrationDivergence {
     pub finding: Finding,
 }
 
+/// One case of the run, as the CI test results list it (not part of the JSON report).
+#[derive(Clone, Debug, Default)]
+pub struct MigrationCase {
+    /// The case (`seed1-case3`).
+    pub case: String,
+    /// Its index in the seed's list.
+    pub index: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// Its operations, one summary each (the mode does not minimize).
+    pub operations: Vec<String>,
+    /// Where it was written, when it diverged unexpectedly and a directory was asked for.
+    pub dir: Option<String>,
+}
+
 /// The mode's report.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MigrationReport {
@@ -53,6 +68,12 @@ pub struct MigrationReport {
     pub both_refused: u64,
     /// Seconds.
     pub seconds: f64,
+    /// Why the run stopped before its list of cases ended (a time budget, fail-fast).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Every case run, in order (for the CI test results).
+    #[serde(skip)]
+    pub case_runs: Vec<MigrationCase>,
 }
 
 impl MigrationReport {
@@ -88,6 +109,9 @@ impl MigrationReport {
         for d in &self.divergences {
             *by.entry((d.finding.class.clone(), d.finding.expected.clone()))
                 .or_default() += 1;
+        }
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!("The run {why}, after {} cases.\n\n", self.cases));
         }
         s.push_str(&format!(
             "**{} unexpected divergences.**\n\n",
