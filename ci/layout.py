@@ -145,6 +145,8 @@ def name(m):
 
 def report(src, limit):
     files = sorted(rs_files(src))
+    if not files:
+        sys.exit('%s: no .rs files' % src)
     mods = {module_of(src, f): f for f in files}
     per_dir = collections.Counter(os.path.relpath(os.path.dirname(f), src) for f in files)
     print('## %s' % src)
