@@ -20,6 +20,8 @@
 //! - `faults`: an outcome of a write under an injected system-call fault whose `class
 //!   command` (`committed-but-reported-failed update-ref`) contains `detail_contains`; no
 //!   mode matches these yet, their reproducers inject the fault with strace.
+//! - `worktree`: a difference in a linked worktree; no mode matches these yet (the gate has
+//!   no worktree cases), their reproducers show them with git alone.
 //!
 //! The file is JSON, a list of entries; `mode` is written in every one, `check` only in
 //! run and concurrent entries:
@@ -39,7 +41,7 @@
 //! ```
 //!
 //! `case` and `reproducer` are relative to the file's directory; migrate entries have
-//! neither, damaged and faults entries only a reproducer.
+//! neither, damaged, faults and worktree entries only a reproducer.
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +65,9 @@ pub enum Mode {
     /// System-call faults during a write (issue 29's coming `conformance faults`; until it
     /// lands such entries are documentation with a git-only reproducer).
     Faults,
+    /// Linked worktrees (the library has them; until the gate runs worktree cases such
+    /// entries are documentation with a git-only reproducer).
+    Worktree,
 }
 
 /// One known divergence.
@@ -131,8 +136,8 @@ fn check_misfit(e: &Expected) -> Option<&'static str> {
         (Mode::Run, _) => Some("a run entry needs a check other than concurrent"),
         (Mode::Concurrent, Some(Check::Concurrent)) => None,
         (Mode::Concurrent, _) => Some("a concurrent entry needs the check concurrent"),
-        (Mode::Migrate | Mode::Damaged | Mode::Faults, None) => None,
-        (Mode::Migrate | Mode::Damaged | Mode::Faults, Some(_)) => {
+        (Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Worktree, None) => None,
+        (Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Worktree, Some(_)) => {
             Some("only run and concurrent entries have a check")
         }
     }
