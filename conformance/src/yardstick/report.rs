@@ -83,7 +83,7 @@ pub struct MutationReport {
     pub per_file: Vec<Row>,
     /// Per function.
     pub per_function: Vec<Row>,
-    /// Median wall time per finished mutant, and per viable one.
+    /// Median wall time per finished mutant.
     pub median_seconds: f64,
     /// Median wall time per viable mutant.
     pub median_viable_seconds: f64,
