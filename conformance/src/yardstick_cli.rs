@@ -71,6 +71,10 @@ pub struct MutateArgs {
     /// Only functions matching these globs, comma-separated.
     #[arg(long, value_delimiter = ',')]
     functions: Vec<String>,
+    /// Only the mutant with this id (as --list and the reports print it; repeatable): to run
+    /// known mutants, say survivors, again.
+    #[arg(long)]
+    only: Vec<String>,
     /// Seed of the sample.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -234,6 +238,7 @@ fn mutate_config(a: &MutateArgs) -> MutateConfig {
             c.files.clone()
         },
         functions: a.functions.clone(),
+        only: a.only.clone(),
         seed: a.seed,
         sample: a.sample,
         shard: a

@@ -97,9 +97,9 @@ fn classes(report: &Path) -> Vec<(String, String)> {
     v
 }
 
-/// The classes of the mutants of operator edit `op` (`:cmp:<-><=`) on the fixture's line
-/// that contains `snippet`.
-fn class_of<'a>(all: &'a [(String, String)], snippet: &str, op: &str) -> Vec<&'a str> {
+/// The mutants (id, class) of operator edit `op` (`:cmp:<-><=`) on the fixture's line that
+/// contains `snippet`.
+fn matching<'a>(all: &'a [(String, String)], snippet: &str, op: &str) -> Vec<&'a (String, String)> {
     let src = std::fs::read_to_string(Path::new(FIXTURE).join("tally.c")).unwrap();
     let lines: Vec<&str> = src.lines().collect();
     all.iter()
@@ -108,7 +108,6 @@ fn class_of<'a>(all: &'a [(String, String)], snippet: &str, op: &str) -> Vec<&'a
             let line: usize = id.split(':').nth(1).unwrap().parse().unwrap();
             lines[line - 1].contains(snippet)
         })
-        .map(|(_, c)| c.as_str())
         .collect()
 }
 
@@ -142,6 +141,16 @@ fn mutants_of_the_fixture_land_in_every_class_and_shards_merge() {
         "the merged shards differ from the whole run"
     );
     check_classes(&all);
+    // One known mutant again, by its id.
+    let id = matching(&all, "i < n && !found", ":logic:&&->||")[0]
+        .0
+        .clone();
+    let again = dir.path().join("again");
+    let mut a = mutate_args(s, again.to_str().unwrap(), "1/1");
+    a.extend(["--only", &id]);
+    conformance(&a, &piddir);
+    let expected = vec![(id.clone(), "killed-by-counters".to_string())];
+    assert_eq!(classes(&again.join("report.json")), expected);
     assert_no_survivor_processes(&piddir);
     // The unmutated source is back in the copy.
     let copy = std::fs::read(whole.join("tree/tally.c")).unwrap();
@@ -163,7 +172,10 @@ fn check_classes(all: &[(String, String)]) {
         assert!(got.contains(c), "no mutant is {c}: {all:#?}");
     }
     let is = |line: &str, op: &str, class: &str| {
-        let cs = class_of(all, line, op);
+        let cs: Vec<&str> = matching(all, line, op)
+            .iter()
+            .map(|(_, c)| c.as_str())
+            .collect();
         assert!(
             !cs.is_empty() && cs.iter().all(|c| *c == class),
             "{line} {op}: {cs:?}"

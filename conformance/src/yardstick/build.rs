@@ -269,8 +269,16 @@ mod tests {
             "NO_CURL='1'\nNO_EXPAT=''\nSHELL_PATH='/bin/sh'\n",
         )
         .unwrap();
-        assert_eq!(recorded_make_vars(&s), ["NO_CURL='1'"]);
-        assert_eq!(default_build(&s, 2, &[]), "make -j2 NO_CURL='1'");
+        std::fs::write(
+            s.join("GIT-PREFIX"),
+            "/p/bin:libexec/git-core:share:/p: /p/locale\n",
+        )
+        .unwrap();
+        assert_eq!(recorded_make_vars(&s), ["NO_CURL='1'", "prefix='/p'"]);
+        assert_eq!(
+            default_build(&s, 2, &["X=1".into()]),
+            "make -j2 NO_CURL='1' prefix='/p' X=1"
+        );
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join("tree");
         let t = Tree::prepare(&s, &dir, "true".into(), "git").unwrap();
@@ -286,6 +294,12 @@ mod tests {
         let text = std::fs::read_to_string(&base).unwrap();
         assert!(text.contains("base/bin/git"), "{text}");
         assert!(Tree::prepare(&s, &s.join("inside"), "true".into(), "git").is_err());
+        std::fs::write(s.join("GIT-CFLAGS"), "cc: -O2\n").unwrap();
+        std::fs::write(t.dir.join("GIT-CFLAGS"), "cc: -O2\n").unwrap();
+        t.check_flags().unwrap();
+        std::fs::write(t.dir.join("GIT-CFLAGS"), "cc: -O0\n").unwrap();
+        let e = t.check_flags().unwrap_err();
+        assert!(e.contains("GIT-CFLAGS") && e.contains("--make-vars"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::yardstick::gcov::{Figures, FileCov};
 pub struct Summary {
     /// The run's label, or the group's (`gate`, `tests`, `gate + tests`).
     pub label: String,
-    /// How the run ended (`0`, `1`, `timeout`, ...), and its wall time; empty for a group.
+    /// How the run ended (`0`, `1`, `timeout`, ...); empty for a group.
     pub exit: String,
     /// Wall time (summed for a group).
     pub seconds: f64,

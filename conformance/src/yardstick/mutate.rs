@@ -36,6 +36,8 @@ pub struct MutateConfig {
     pub files: Vec<String>,
     /// Function globs.
     pub functions: Vec<String>,
+    /// Only the mutants with these ids (empty: all), to run known ones again.
+    pub only: Vec<String>,
     /// Seed of the sample.
     pub seed: u64,
     /// Sample size (0: all).
@@ -79,12 +81,21 @@ fn open(cfg: &MutateConfig) -> Result<(Tree, Plan, RunDir), String> {
     let work = cfg.work.clone().unwrap_or_else(|| cfg.out.join("tree"));
     let tree = Tree::prepare(&cfg.src, &work, cfg.build.clone(), &cfg.binary)?;
     let targets = resolve(&tree.src, &cfg.files)?;
-    let (all, sources) = candidates(&tree.src, &targets, &cfg.functions)?;
+    let (mut all, sources) = candidates(&tree.src, &targets, &cfg.functions)?;
+    if !cfg.only.is_empty() {
+        if let Some(id) = cfg.only.iter().find(|id| !all.iter().any(|m| &m.id == *id)) {
+            return Err(format!(
+                "--only {id}: no such mutant in the chosen files and functions"
+            ));
+        }
+        all.retain(|m| cfg.only.contains(&m.id));
+    }
     let selection = Selection {
         seed: cfg.seed,
         sample: cfg.sample,
         files: cfg.files.clone(),
         functions: cfg.functions.clone(),
+        only: cfg.only.clone(),
         sources,
         candidates: all.len(),
         gate: cfg.gate.clone(),
@@ -100,7 +111,7 @@ fn open(cfg: &MutateConfig) -> Result<(Tree, Plan, RunDir), String> {
         Some(p) if p.selection == selection && p.shard == cfg.shard => p,
         Some(_) => {
             return Err(format!(
-                "{} holds a run made with other choices (seed, sample, files, functions, commands, shard) or of a changed checkout: use another --out",
+                "{} holds a run made with other choices (seed, sample, files, functions, ids, commands, shard) or of a changed checkout: use another --out",
                 cfg.out.display()
             ))
         }

@@ -69,6 +69,8 @@ pub struct MutationReport {
     pub files: Vec<String>,
     /// Function globs.
     pub functions: Vec<String>,
+    /// Mutant ids the sample was limited to.
+    pub only: Vec<String>,
     /// The gate's commands.
     pub gate: Vec<Cmd>,
     /// The tests.
@@ -83,7 +85,7 @@ pub struct MutationReport {
     pub per_file: Vec<Row>,
     /// Per function.
     pub per_function: Vec<Row>,
-    /// Median wall time per finished mutant, and per viable one.
+    /// Median wall time per finished mutant.
     pub median_seconds: f64,
     /// Median wall time per viable mutant.
     pub median_viable_seconds: f64,
@@ -134,6 +136,7 @@ pub fn report(shards: &[(Plan, Vec<MutantResult>)]) -> Result<MutationReport, St
             .collect(),
         files: s.files.clone(),
         functions: s.functions.clone(),
+        only: s.only.clone(),
         gate: s.gate.clone(),
         tests: s.tests.clone(),
         counters: s.counters.clone(),
@@ -211,6 +214,9 @@ impl MutationReport {
                 format!(", functions {}", self.functions.join(" "))
             }
         );
+        if !self.only.is_empty() {
+            s += &format!("Limited to the mutants `{}`.\n\n", self.only.join("`, `"));
+        }
         s += &self.commands_md();
         s += "| class | mutants |\n| --- | ---: |\n";
         for c in Class::ALL {

@@ -24,6 +24,9 @@ pub struct Selection {
     pub files: Vec<String>,
     /// Function globs.
     pub functions: Vec<String>,
+    /// Mutant ids the run was limited to (empty: none).
+    #[serde(default)]
+    pub only: Vec<String>,
     /// Fingerprint of the mutated files' contents.
     pub sources: String,
     /// Mutants of the chosen files and functions before sampling.
