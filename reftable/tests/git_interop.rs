@@ -15,6 +15,7 @@ use reftable::refdb::{
     Committer, Expected, LogRefs, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefUpdate,
 };
 use reftable::{HashId, ObjectId, StackOptions, Table};
+use reftable_testkit::tables::stack_tables;
 
 const DATE: &str = "1112911993 -0700";
 
@@ -61,17 +62,6 @@ fn committer() -> Committer {
         time: 1_112_911_993,
         tz_offset: -700,
     }
-}
-
-/// The stack's tables, as (name without the random suffix, bytes).
-fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
-    list.lines()
-        .map(|n| {
-            let stem = n.rsplit_once('-').unwrap().0.to_string();
-            (stem, std::fs::read(dir.join(n)).unwrap())
-        })
-        .collect()
 }
 
 struct Pair {
@@ -189,8 +179,8 @@ impl Pair {
     }
 
     fn compare(&self, what: &str) {
-        let theirs = tables(&self.git_stack());
-        let ours = tables(self.ours.path());
+        let theirs = stack_tables(&self.git_stack());
+        let ours = stack_tables(self.ours.path());
         let names = |t: &[(String, Vec<u8>)]| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
         assert_eq!(
             names(&ours),
@@ -464,7 +454,7 @@ fn reflog_expire_delete_and_pack_refs_match_git() {
     );
     // pack-refs: everything in one table, tombstones gone; messages re-normalized.
     p.both(&["pack-refs"], |db| db.pack_refs(false).unwrap());
-    assert_eq!(tables(&p.git_stack()).len(), 1);
+    assert_eq!(stack_tables(&p.git_stack()).len(), 1);
     assert!(p.txn(&[RefUpdate::delete("refs/heads/lo", None)], "delete lo"));
     p.both(&["pack-refs"], |db| db.pack_refs(false).unwrap());
 }
@@ -507,5 +497,5 @@ fn auto_compaction_matches_git() {
         p.step += 1;
         p.compare(&stdin);
     }
-    assert!(tables(&p.git_stack()).len() < 8);
+    assert!(stack_tables(&p.git_stack()).len() < 8);
 }

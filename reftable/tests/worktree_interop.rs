@@ -17,6 +17,7 @@ use reftable::refdb::{
 };
 use reftable::{ObjectId, RefValue, StackOptions};
 use reftable_testkit::git::{Git, BASE_TIME};
+use reftable_testkit::tables::stack_tables;
 
 /// One repository with a linked worktree `wt`, and the clock of its git commands.
 struct Repo {
@@ -292,17 +293,6 @@ struct Twins {
     step: usize,
 }
 
-/// A stack's tables as (name without the random suffix, bytes).
-fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
-    list.lines()
-        .map(|n| {
-            let stem = n.rsplit_once('-').unwrap().0.to_string();
-            (stem, std::fs::read(dir.join(n)).unwrap())
-        })
-        .collect()
-}
-
 impl Twins {
     fn new() -> Option<Twins> {
         let git = Git::require()?;
@@ -367,8 +357,8 @@ impl Twins {
             ("common", "reftable"),
             ("worktree", "worktrees/wt/reftable"),
         ] {
-            let theirs = tables(&self.theirs.common().join(sub));
-            let ours = tables(&self.ours.common().join(sub));
+            let theirs = stack_tables(&self.theirs.common().join(sub));
+            let ours = stack_tables(&self.ours.common().join(sub));
             let names = |t: &[(String, Vec<u8>)]| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
             assert_eq!(
                 names(&ours),
@@ -394,7 +384,7 @@ fn our_worktree_transactions_write_gits_tables() {
     };
     let [c0, c1, c2] = [t.ids[0], t.ids[1], t.ids[2]];
     // One transaction, two stacks: a table in each.
-    let before = tables(&t.ours.common().join("reftable")).len();
+    let before = stack_tables(&t.ours.common().join("reftable")).len();
     assert!(t.txn(
         &[
             RefUpdate::create("refs/bisect/new", c1),
@@ -402,7 +392,10 @@ fn our_worktree_transactions_write_gits_tables() {
         ],
         "both stacks",
     ));
-    assert_eq!(tables(&t.ours.common().join("reftable")).len(), before + 1);
+    assert_eq!(
+        stack_tables(&t.ours.common().join("reftable")).len(),
+        before + 1
+    );
     // Through HEAD: the branch in the common stack, HEAD's entry in the worktree's.
     assert!(t.txn(&[RefUpdate::update("HEAD", c0, Some(c2))], "through HEAD"));
     // The branch HEAD points to, named directly: HEAD's stack is locked only for its log.
@@ -482,7 +475,7 @@ fn our_worktree_transactions_write_gits_tables() {
     t.theirs.ok(&t.git, &wt_dir, &["pack-refs"]);
     t.db.pack_refs(false).unwrap();
     t.compare("pack-refs");
-    assert_eq!(tables(&t.ours.wt_git_dir().join("reftable")).len(), 1);
+    assert_eq!(stack_tables(&t.ours.wt_git_dir().join("reftable")).len(), 1);
     t.db.reload().unwrap();
     assert!(t.db.common().stack().tables().len() > 1);
 }

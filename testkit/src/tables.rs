@@ -128,3 +128,15 @@ impl Noise {
             .collect()
     }
 }
+
+/// A stack's tables in `tables.list` order, as (file name without its random suffix, bytes):
+/// what two writers' stacks are compared by, byte for byte.
+pub fn stack_tables(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
+    list.lines()
+        .map(|n| {
+            let stem = n.rsplit_once('-').map_or(n, |(s, _)| s).to_string();
+            (stem, std::fs::read(dir.join(n)).unwrap())
+        })
+        .collect()
+}
