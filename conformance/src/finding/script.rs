@@ -52,6 +52,17 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
         .collect()
 }
 
+/// `git maintenance run --auto --task=pack-refs`, never detached (`maintenance.autoDetach`,
+/// which gits before 2.47 do not read and do not need).
+pub const MAINTENANCE_PACK_REFS: [&str; 6] = [
+    "-c",
+    "maintenance.autoDetach=false",
+    "maintenance",
+    "run",
+    "--auto",
+    "--task=pack-refs",
+];
+
 /// The git command line (without `git`) and standard input that run `op`: what the gate
 /// runs and what reproducers and the migration mode replay.
 pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
@@ -102,17 +113,7 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             args.push(format!("{refname}@{{{index}}}"));
             (args, None)
         }
-        Op::MaintenancePackRefs => (
-            v(&[
-                "-c",
-                "maintenance.autoDetach=false",
-                "maintenance",
-                "run",
-                "--auto",
-                "--task=pack-refs",
-            ]),
-            None,
-        ),
+        Op::MaintenancePackRefs => (v(&MAINTENANCE_PACK_REFS), None),
         Op::PackRefs { auto } => {
             let mut args = v(&["pack-refs"]);
             if *auto {

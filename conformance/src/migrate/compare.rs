@@ -41,26 +41,18 @@ pub(crate) fn classify_difference(git: &[u8], ours: &[u8]) -> (String, String) {
     }
     let key = |l: &LogRecord| (l.refname.clone(), l.update_index);
     if gl.iter().map(key).collect::<Vec<_>>() != ol.iter().map(key).collect::<Vec<_>>() {
-        let g: Vec<_> = gl
-            .iter()
-            .map(|l| {
-                (
-                    String::from_utf8_lossy(&l.refname).into_owned(),
-                    l.update_index,
-                )
-            })
-            .take(8)
-            .collect();
-        let o: Vec<_> = ol
-            .iter()
-            .map(|l| {
-                (
-                    String::from_utf8_lossy(&l.refname).into_owned(),
-                    l.update_index,
-                )
-            })
-            .take(8)
-            .collect();
+        let shown = |ls: &[LogRecord]| -> Vec<(String, u64)> {
+            ls.iter()
+                .map(|l| {
+                    (
+                        String::from_utf8_lossy(&l.refname).into_owned(),
+                        l.update_index,
+                    )
+                })
+                .take(8)
+                .collect()
+        };
+        let (g, o) = (shown(&gl), shown(&ol));
         return (
             "log update indexes".into(),
             format!("git {g:?}, ours {o:?}"),

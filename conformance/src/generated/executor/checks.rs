@@ -425,10 +425,13 @@ impl Executor<'_> {
             return Err("refs changed across git pack-refs of our stack".into());
         }
         let own = self.refs_verify(self.repo.path())?;
-        if !identical && self.refs_verify(scratch.path())? != own {
+        if identical {
+            return Ok(());
+        }
+        let on_ours = self.refs_verify(scratch.path())?;
+        if on_ours != own {
             return Err(format!(
-                "git refs verify says {:?} on our stack, {own:?} on its own",
-                self.refs_verify(scratch.path())?
+                "git refs verify says {on_ours:?} on our stack, {own:?} on its own"
             ));
         }
         Ok(())

@@ -408,18 +408,10 @@ impl Executor<'_> {
 
     /// `git maintenance run --auto --task=pack-refs` against our `pack-refs --auto`: what git
     /// packs when it finds packing required (`refs_optimize_required`, 2.53+) is what its
-    /// `pack-refs --auto` packs, and nothing when that finds nothing to do. Never detached
-    /// (`maintenance.autoDetach`, which gits before 2.47 do not read and do not need).
+    /// `pack-refs --auto` packs, and nothing when that finds nothing to do.
     fn run_maintenance_pack_refs(&mut self) -> Outcomes {
         let repo = self.repo.path().to_path_buf();
-        let args = [
-            "-c",
-            "maintenance.autoDetach=false",
-            "maintenance",
-            "run",
-            "--auto",
-            "--task=pack-refs",
-        ];
+        let args = crate::finding::script::MAINTENANCE_PACK_REFS;
         let out = self.env.git.run(&repo, &args, "", self.tick);
         let git_res = self.git_verdict(out)?;
         let ours_res = self.db.pack_refs(true).map_err(|e| our_refusal(&e));
