@@ -3,11 +3,11 @@
 # `--cfg reftable_test_hooks` in a target directory of their own, so that no ordinary build
 # (and no binary a user installs) ever contains the hooks.
 #
-#   ci/test-hooks.sh            the planted-defect gate tests (sequential and concurrent) and
+#   ci/test-hooks.sh            the planted-defect gate tests (sequential, concurrent, faults) and
 #                               the stack crash test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec cargo test --locked -p conformance \
   --config 'build.rustflags=["--cfg", "reftable_test_hooks"]' \
   --target-dir target/test-hooks \
-  --test planted_defects --test stack_stress --test no_test_hooks --test concurrent "$@"
+  --test planted_defects --test stack_stress --test no_test_hooks --test concurrent --test faults "$@"

@@ -11,6 +11,7 @@
 //! | concurrent writers | [`concurrent`] | `conformance run --concurrent` (and the round the default run ends with) |
 //! | migration | [`migrate`] | `conformance migrate` |
 //! | damaged stacks | [`damaged`] | `conformance damaged` |
+//! | system-call faults during writes | [`faults`] | `conformance faults` |
 //! | yardsticks of the gate: coverage and mutants of git's reftable code | [`yardstick`] | `conformance coverage`, `conformance mutate-git`, `conformance mutate-merge` |
 //!
 //! Where to find things:
@@ -47,6 +48,7 @@ pub mod cpu;
 pub mod damaged;
 pub mod defects;
 pub mod err_class;
+pub mod faults;
 pub mod finding;
 pub mod generated;
 pub mod git;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use conformance::budget::{Budget, Stop};
 use conformance::ci_output::result::TestResult;
-use conformance::ci_output::sink::{CiTargets, STDOUT};
+use conformance::ci_output::sink::CiTargets;
 use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport};
 use conformance::defects::registry::{self, ExpectedSet};
 use conformance::generated::case::run_concrete;
@@ -18,6 +18,10 @@ use conformance::git::driver::Git;
 use conformance::migrate::{run_migrate_within, MigrateConfig};
 use conformance::setup::env::Env;
 
+mod ci_args;
+mod faults_cli;
+
+use ci_args::{write_ci, CiArgs};
 mod yardstick_cli;
 
 #[derive(Parser)]
@@ -28,35 +32,6 @@ mod yardstick_cli;
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
-}
-
-/// Test results for CI systems, in every mode.
-#[derive(clap::Args, Clone, Default)]
-struct CiArgs {
-    /// Write the test results as TAP (one test per case): `--tap` to stdout, where the run's
-    /// summary lines then become TAP comments (for `prove --exec` and meson), `--tap=FILE`
-    /// to a file.
-    #[arg(
-        long,
-        value_name = "FILE",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = STDOUT
-    )]
-    tap: Option<PathBuf>,
-    /// Write the test results as JUnit XML to FILE (GitLab's `reports:junit`, GitHub's
-    /// test-report actions).
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-}
-
-impl CiArgs {
-    fn targets(&self) -> CiTargets {
-        CiTargets {
-            tap: self.tap.clone(),
-            junit: self.junit.clone(),
-        }
-    }
 }
 
 #[derive(clap::Args, Clone)]
@@ -250,6 +225,17 @@ enum Cmd {
     /// Replay the gate's cases on files-backend repositories, migrate each to reftable with
     /// `git refs migrate` and with our import, and compare the tables byte for byte.
     Migrate(MigrateArgs),
+    /// Write operations of generated cases on git and on us under injected system-call
+    /// faults (strace), once per call of the write path: a reported failure must leave
+    /// nothing changed, a success must be there, the stack must load and the next writer get
+    /// through. Any defect of ours fails the run, git's unless the registry knows it.
+    Faults(faults_cli::FaultsArgs),
+    /// Our side of one faulted operation (run by `faults` under strace).
+    #[command(hide = true)]
+    FaultWorker {
+        /// The worker's spec (JSON).
+        spec: PathBuf,
+    },
     /// One writer process of the concurrent mode (run by `run --concurrent`).
     #[command(hide = true)]
     ConcurrentWorker {
@@ -457,13 +443,6 @@ fn run_cmd(args: RunArgs) -> i32 {
 
 /// Write the test results where the command line asked; a file that cannot be written ends
 /// the run (exit 2).
-fn write_ci(out: &CiTargets, title: &str, tests: &[TestResult]) {
-    if let Err(e) = out.write(title, tests) {
-        eprintln!("conformance: cannot write the test results: {e}");
-        std::process::exit(2);
-    }
-}
-
 /// One env per `--git` (the default git when none is given).
 fn run_envs(args: &RunArgs) -> Vec<Env> {
     let gits: Vec<Option<&Path>> = if args.git.is_empty() {
@@ -760,7 +739,8 @@ fn probe(git: Option<PathBuf>) -> i32 {
     0
 }
 
-/// A test-hooks build plants the defect `REFTABLE_PLANT` names in a concurrent worker.
+/// A test-hooks build plants the defect `REFTABLE_PLANT` names in a concurrent or fault
+/// worker.
 #[cfg(reftable_test_hooks)]
 fn plant_from_env() {
     if let Ok(name) = std::env::var("REFTABLE_PLANT") {
@@ -812,6 +792,14 @@ fn main() {
         Some(Cmd::MutateGit(a)) => yardstick_cli::mutate_git(a),
         Some(Cmd::MutateMerge(a)) => yardstick_cli::mutate_merge(a),
         Some(Cmd::Coverage(a)) => yardstick_cli::coverage(a),
+        Some(Cmd::Faults(a)) => {
+            let e = env(a.git.as_deref());
+            faults_cli::faults(a, e)
+        }
+        Some(Cmd::FaultWorker { spec }) => {
+            plant_from_env();
+            conformance::faults::worker::run_worker(&spec)
+        }
         Some(Cmd::ConcurrentWorker { spec }) => {
             plant_from_env();
             conformance::concurrent::worker_main(&spec)

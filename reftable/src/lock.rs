@@ -90,6 +90,16 @@ impl LockFile {
         Ok(())
     }
 
+    /// Release the lock by removing the lock file, reporting when it cannot be removed: the
+    /// lock then stays, and every writer is refused until someone deletes it, so the caller
+    /// must hear of it (dropping the lock ignores the failure).
+    pub(crate) fn release(mut self) -> Result<()> {
+        self.file = None;
+        let path = std::mem::take(&mut self.lock_path);
+        std::fs::remove_file(&path)
+            .map_err(|e| Error::io(e, "remove lock file (delete it by hand)").in_file(&path))
+    }
+
     /// Replace the target with the lock file's contents (atomic rename) and release.
     pub(crate) fn commit(mut self) -> Result<()> {
         self.file = None;
@@ -199,4 +209,27 @@ pub(crate) fn set_permissions(path: &Path, mode: Option<u32>) -> Result<()> {
     #[cfg(not(unix))]
     let _ = (path, mode);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_that_cannot_be_removed_is_reported_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("tables.list");
+        let lock = LockFile::acquire(&target, Some(Duration::ZERO)).unwrap();
+        // A directory where the lock file was: removing it as a file fails.
+        let path = lock.lock_path().to_path_buf();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let e = lock.release().unwrap_err();
+        assert_eq!(e.file(), Some(path.as_path()));
+        assert!(e.to_string().contains("delete it by hand"), "{e}");
+        let lock = LockFile::acquire(&dir.path().join("other"), Some(Duration::ZERO)).unwrap();
+        let path = lock.lock_path().to_path_buf();
+        lock.release().unwrap();
+        assert!(!path.exists());
+    }
 }

@@ -565,7 +565,7 @@ impl Stack {
                 Err(e) => return Err(e),
             }
         }
-        drop(list_lock);
+        list_lock.release()?;
         crash_point!(CompactTablesLocked);
 
         let tables: Vec<Table> = self.tables()[first..=last].to_vec();
@@ -758,7 +758,11 @@ impl Addition<'_> {
         self.new_tables.clear();
         // The addition is committed: what follows cannot undo it, so its failure is kept
         // for `Stack::after_commit_error` rather than reported as the commit's.
-        self.stack.after_commit = self.after_commit().err();
+        let after = self.after_commit();
+        if planted!(AfterCommitErrorReturned, false, after.is_err()) {
+            return after;
+        }
+        self.stack.after_commit = after.err();
         Ok(())
     }
 

@@ -31,6 +31,10 @@ pub enum Defect {
     /// does not reload it under the lock, so a concurrent writer's tables are dropped (a lost
     /// update only concurrent writers can see).
     NoReloadUnderLock = 6,
+    /// Stack: a failure after an addition's commit point (the reload or auto-compaction
+    /// after `tables.list` was renamed into place) is returned as the commit's, as git does:
+    /// a committed write reported failed, which only injected faults can show.
+    AfterCommitErrorReturned = 7,
 }
 
 impl Defect {
@@ -46,6 +50,9 @@ impl Defect {
     /// The defects only concurrent writers can see (the sequential gate cannot).
     pub const CONCURRENT: [Defect; 1] = [Defect::NoReloadUnderLock];
 
+    /// The defects only injected system-call faults can show (`conformance faults`).
+    pub const FAULTS: [Defect; 1] = [Defect::AfterCommitErrorReturned];
+
     /// The defect's name in `REFTABLE_PLANT` (`no-reload-under-lock`, …).
     pub fn name(self) -> &'static str {
         match self {
@@ -56,6 +63,7 @@ impl Defect {
             Defect::DroppedReflogEntry => "dropped-reflog-entry",
             Defect::LostTzSign => "lost-tz-sign",
             Defect::NoReloadUnderLock => "no-reload-under-lock",
+            Defect::AfterCommitErrorReturned => "after-commit-error-returned",
         }
     }
 
@@ -64,6 +72,7 @@ impl Defect {
         std::iter::once(Defect::None)
             .chain(Defect::ALL)
             .chain(Defect::CONCURRENT)
+            .chain(Defect::FAULTS)
             .find(|d| d.name() == name)
     }
 }

@@ -17,9 +17,10 @@
 //!   indexes`, `files: reflogs`, ...) equals `detail_contains`.
 //! - `damaged`: a finding on git of a damaged stack whose `class command` (`hang
 //!   for-each-ref`, `touched-outside pack-refs`) contains `detail_contains`.
-//! - `faults`: an outcome of a write under an injected system-call fault whose `class
-//!   command` (`committed-but-reported-failed update-ref`) contains `detail_contains`; no
-//!   mode matches these yet, their reproducers inject the fault with strace.
+//! - `faults`: an outcome of a write under an injected system-call fault whose `class phase
+//!   command` (`committed-but-reported-failed after-commit update-ref`) contains
+//!   `detail_contains`
+//!   (`conformance faults`); their reproducers inject the fault with strace.
 //! - `worktree`: a difference in a linked worktree; no mode matches these yet (the gate has
 //!   no worktree cases), their reproducers show them with git alone.
 //!
@@ -62,8 +63,7 @@ pub enum Mode {
     Migrate,
     /// Damaged stacks (`conformance damaged`).
     Damaged,
-    /// System-call faults during a write (issue 29's coming `conformance faults`; until it
-    /// lands such entries are documentation with a git-only reproducer).
+    /// System-call faults during a write (`conformance faults`).
     Faults,
     /// Linked worktrees (the library has them; until the gate runs worktree cases such
     /// entries are documentation with a git-only reproducer).
@@ -222,6 +222,17 @@ impl ExpectedSet {
     ) -> Option<&'s Expected> {
         let signature = format!("{class} {command}");
         self.in_range_of(v, Mode::Damaged)
+            .find(|e| signature.contains(&e.detail_contains))
+    }
+
+    /// The faults-mode entry in range of `v` for a trial's `signature` (`class phase
+    /// command`: `committed-but-reported-failed after-commit update-ref`).
+    pub fn matching_faults<'s>(
+        &'s self,
+        v: &'s GitVersion,
+        signature: &str,
+    ) -> Option<&'s Expected> {
+        self.in_range_of(v, Mode::Faults)
             .find(|e| signature.contains(&e.detail_contains))
     }
 

@@ -11,6 +11,7 @@ pub mod ci_tests;
 pub mod executor;
 pub mod generate;
 pub mod minimize;
+pub mod ours;
 pub mod outcome;
 pub mod report;
 pub mod run;

@@ -14,8 +14,8 @@ use coprocs::{UpdateRefs, VERIFIER};
 
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::{Committer, RefDb, RefDbOptions};
-use reftable::{HashId, ObjectId, StackOptions, WriteOptions};
+use reftable::refdb::{Committer, RefDb};
+use reftable::{HashId, ObjectId};
 
 use crate::finding::divergence::{Check, Divergence};
 use crate::generated::outcome::CaseResult;
@@ -74,7 +74,11 @@ impl<'e> Executor<'e> {
         let ours_dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
         let git_stack = repo.path().join(".git/reftable");
         copy_stack(&git_stack, ours_dir.path())?;
-        let db_opts = refdb_options(env, &opts);
+        let db_opts = crate::generated::ours::refdb_options(
+            &opts,
+            env.profile.dangling_symref_protected,
+            false,
+        );
         let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| e.to_string())?;
         let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| e.to_string())?;
         let null = ObjectId::null(hash);
@@ -260,27 +264,6 @@ fn copy_stack(git_stack: &Path, ours: &Path) -> Result<(), String> {
         std::fs::copy(&p, ours.join(p.file_name().expect("file"))).map_err(|e| e.to_string())?;
     }
     Ok(())
-}
-
-/// Our ref database's options for a case: its table options, no fsync, and git's dangling
-/// symref rule.
-fn refdb_options(env: &Env, opts: &CaseOptions) -> RefDbOptions {
-    RefDbOptions {
-        stack: StackOptions {
-            write: WriteOptions {
-                block_size: opts.block_size,
-                restart_interval: opts.restart_interval,
-                index_objects: opts.index_objects,
-                hash: opts.hash(),
-                ..Default::default()
-            },
-            auto_compaction: opts.auto_compaction,
-            fsync: false,
-            ..Default::default()
-        },
-        log_refs: opts.log_refs.to_lib(),
-        protect_dangling_symrefs: env.profile.dangling_symref_protected,
-    }
 }
 
 /// A files-backend repository and the twin reading it (SHA-1 cases only).

@@ -1,18 +1,16 @@
 //! Running one operation on git, on our ref database and on the model, one function per
 //! kind of operation; `case.rs` compares what they return.
 
-use reftable::refname::is_valid_refname;
-
 use crate::finding::divergence::Check;
 
 use crate::generated::executor::Executor;
 
 use crate::err_class::ErrClass;
+use crate::generated::ours::{self, our_refusal, refused};
 use crate::generated::verdict::Refused;
 use crate::git::driver::{Exit, TxnResult, BASE_TIME};
 use crate::git::messages;
 use crate::model::Refusal;
-use crate::model::SYMREF_READS;
 use crate::ops::{Expire, Op, Update};
 use crate::setup::pool::PoolObjects;
 
@@ -29,21 +27,6 @@ fn git_refusal(stderr: &str) -> Refused {
     Refused {
         class: messages::classify(stderr),
         message: stderr.trim().to_string(),
-    }
-}
-
-/// Our refusal of an operation.
-fn our_refusal(e: &reftable::Error) -> Refused {
-    Refused {
-        class: crate::err_class::of_ours(e),
-        message: e.to_string(),
-    }
-}
-
-fn refused(class: ErrClass, message: &str) -> Refused {
-    Refused {
-        class: Some(class),
-        message: message.into(),
     }
 }
 
@@ -94,11 +77,22 @@ impl Executor<'_> {
         let git_res = self.git_verdict(out)?;
         let oldref = format!("refs/heads/{old}");
         let newref = format!("refs/heads/{new}");
-        let message = format!(
-            "Branch: {} {oldref} to {newref}",
-            if copy { "copied" } else { "renamed" }
+        let message = ours::branch_message(&oldref, &newref, copy);
+        let names = ours::BranchNames {
+            old: &oldref,
+            new: &newref,
+        };
+        let c = self.committer();
+        let pool = &self.env.pool(self.hash).pool;
+        let ours_res = ours::branch(
+            &mut self.db,
+            names,
+            copy,
+            force,
+            &message,
+            &c,
+            &PoolObjects(pool),
         );
-        let ours_res = self.our_branch(&oldref, &newref, copy, force, &message);
         if ours_res.is_ok() {
             let time = BASE_TIME + 60 * self.tick;
             self.model
@@ -112,63 +106,6 @@ impl Executor<'_> {
             }
         }
         Some((git_res, ours_res, None))
-    }
-
-    fn our_branch(
-        &mut self,
-        oldref: &str,
-        newref: &str,
-        copy: bool,
-        force: bool,
-        message: &str,
-    ) -> Result<(), Refused> {
-        let db = &mut self.db;
-        let exists = |db: &reftable::refdb::RefDb, n: &str| {
-            db.resolve(n.as_bytes()).ok().flatten().is_some()
-        };
-        if !exists(db, oldref) {
-            return Err(refused(ErrClass::NoBranch, "no branch named (git branch)"));
-        }
-        if !is_valid_refname(newref.as_bytes(), true) {
-            return Err(refused(
-                ErrClass::BadName,
-                "not a valid branch name (git branch)",
-            ));
-        }
-        if exists(db, newref) && !force {
-            return Err(refused(
-                ErrClass::BranchExists,
-                "a branch already exists (git branch)",
-            ));
-        }
-        let head_follows = !copy
-            && matches!(
-                db.read_ref(b"HEAD"),
-                Ok(Some(reftable::RefRecord { value: reftable::RefValue::Symref(ref t), .. })) if t == oldref.as_bytes()
-            );
-        let c = self.committer();
-        let r = if copy {
-            self.db
-                .copy_ref(oldref.as_bytes(), newref.as_bytes(), message.as_bytes(), &c)
-        } else {
-            self.db
-                .rename_ref(oldref.as_bytes(), newref.as_bytes(), message.as_bytes(), &c)
-        };
-        r.map_err(|e| our_refusal(&e))?;
-        if head_follows {
-            let u = reftable::refdb::RefUpdate::symref_update(
-                "HEAD",
-                newref,
-                reftable::refdb::Expected::Any,
-            )
-            .no_deref()
-            .message(message);
-            let pool = &self.env.pool(self.hash).pool;
-            self.db
-                .transaction(&[u], &c, &PoolObjects(pool))
-                .map_err(|e| our_refusal(&e))?;
-        }
-        Ok(())
     }
 
     /// One `update-ref --stdin` transaction; in interleaved cases every other one is written
@@ -191,7 +128,8 @@ impl Executor<'_> {
         let ours_res = if interleaved {
             self.git_writes_ours(&lines, message, create_reflog)?
         } else {
-            self.our_txn(updates, message, create_reflog, &objects)
+            let c = self.committer();
+            ours::txn(&mut self.db, updates, message, create_reflog, &c, &objects)
         };
         if git_res.is_ok() {
             self.twin_apply(updates, message);
@@ -253,39 +191,6 @@ impl Executor<'_> {
         Some(r)
     }
 
-    /// The transaction on our ref database, after the names check of update-ref's parser.
-    fn our_txn(
-        &mut self,
-        updates: &[Update],
-        message: &str,
-        create_reflog: bool,
-        objects: &PoolObjects<'_>,
-    ) -> Result<(), Refused> {
-        let names_ok = updates.iter().all(|u| {
-            is_valid_refname(u.refname.as_bytes(), true)
-                && [&u.new, &u.old].into_iter().flatten().all(|v| match v {
-                    crate::ops::Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
-                    _ => true,
-                })
-        });
-        if !names_ok {
-            // update-ref's parser refuses invalid names before the ref layer.
-            Err(refused(
-                ErrClass::BadName,
-                "invalid name (update-ref's parser)",
-            ))
-        } else {
-            let upd: Vec<_> = updates
-                .iter()
-                .map(|u| u.to_ref_update(message, create_reflog))
-                .collect();
-            let c = self.committer();
-            self.db
-                .transaction(&upd, &c, objects)
-                .map_err(|e| our_refusal(&e))
-        }
-    }
-
     /// Apply a transaction git applied to the twin, retiring the twin when the files
     /// backend cannot hold the result.
     fn twin_apply(&mut self, updates: &[Update], message: &str) {
@@ -307,10 +212,7 @@ impl Executor<'_> {
             Expire::All => "--expire=all".to_string(),
             Expire::Before(t) => format!("--expire={t} +0000"),
         };
-        let cutoff = match expire {
-            Expire::All => u64::MAX,
-            Expire::Before(t) => *t,
-        };
+        let cutoff = ours::expire_cutoff(expire);
         // The library's other expiry path, on copies of the stacks as they are now.
         self.check_expiry_in_compaction(cutoff, &exp);
         if self.diverged() {
@@ -334,14 +236,9 @@ impl Executor<'_> {
         let ours_res = match target {
             None => Err(refused(ErrClass::NoReflog, "no reflog")),
             Some(t) => {
-                let r = self.db.expire_reflog(
-                    t.as_bytes(),
-                    &mut |l| l.update().is_some_and(|u| u.time < cutoff),
-                    false,
-                    false,
-                );
+                let r = ours::expire_log(&mut self.db, &t, cutoff);
                 self.model.expire(&t, &mut |_, e| e.time < cutoff, false);
-                r.map(drop).map_err(|e| our_refusal(&e))
+                r.map_err(|e| our_refusal(&e))
             }
         };
         Some((git_res, ours_res, None))
@@ -356,23 +253,11 @@ impl Executor<'_> {
         }
         args.push(&spec);
         self.on_reflog(&args, refname, |exec, t| {
-            let target_ui = exec
-                .db
-                .reflog(t.as_bytes())
-                .ok()
-                .and_then(|mut e| e.nth(index))
-                .and_then(|l| l.ok())
-                .map(|l| l.update_index);
-            let r = exec.db.expire_reflog(
-                t.as_bytes(),
-                &mut |l| Some(l.update_index) == target_ui,
-                rewrite,
-                false,
-            );
+            let r = ours::delete_log_entry(&mut exec.db, t, index, rewrite);
             let n = exec.model.visible_entries(t);
             exec.model
                 .expire(t, &mut |i, _| n > index && i == index, rewrite);
-            r.map(drop)
+            r
         })
     }
 
@@ -461,20 +346,7 @@ impl Executor<'_> {
         }
     }
 
-    /// git's `dwim_log` for a full ref name: the ref must resolve, and the reflog is its own
-    /// or, failing that, the one of the ref it resolves to.
     fn dwim_log(&self, name: &str) -> Option<String> {
-        self.db.resolve(name.as_bytes()).ok()??;
-        if self.db.reflog_exists(name.as_bytes()).ok()? {
-            return Some(name.to_string());
-        }
-        let mut n = name.to_string();
-        for _ in 0..SYMREF_READS {
-            match self.db.read_ref(n.as_bytes()).ok()??.value {
-                reftable::RefValue::Symref(t) => n = String::from_utf8_lossy(&t).into_owned(),
-                _ => break,
-            }
-        }
-        (n != name && self.db.reflog_exists(n.as_bytes()).ok()?).then_some(n)
+        ours::dwim_log(&self.db, name)
     }
 }

@@ -1,0 +1,264 @@
+//! The faults mode (`conformance faults`): write operations of generated cases run on git
+//! and on our library under system-call fault injection (strace's `--inject`), once per call
+//! of the write path, and each outcome set against the repository's state.
+//!
+//! A case's operations are replayed by git on a reftable repository; before each chosen
+//! operation the repository is kept, and the operation is run on copies of it:
+//!
+//! 1. once without a fault, traced (`trial.rs`): the trace gives the fault points (each call
+//!    of `openat`, `write`, `fsync`, `close`, `rename`, `unlink`... that touches the stack,
+//!    with the errors it may get: `points.rs`), the result the state "after";
+//! 2. once per fault point (`strace.rs`), then the repository is looked at (`observe.rs`:
+//!    state, git's `for-each-ref` and `refs verify`, files left, the next writer) and the
+//!    trial classified (`class.rs`): acknowledged, acknowledged with a warning, clean refusal,
+//!    or a defect — crash, unloadable stack, half-applied, lost acknowledged update,
+//!    committed but reported failed, stuck lock.
+//!
+//! git's side runs git's command; ours runs the same operation through the library in a
+//! worker process (`worker.rs`, `conformance fault-worker`). Any defect of ours fails the run;
+//! one of git's fails it unless the registry has it (mode `faults`, signature `class
+//! command`). `report.rs` tallies and writes the reproducers; `ci_tests.rs` makes CI tests.
+
+pub mod ci_tests;
+pub mod class;
+pub mod observe;
+pub mod points;
+pub mod report;
+pub mod strace;
+pub mod trial;
+pub mod worker;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::defects::registry::ExpectedSet;
+use crate::finding::script::{git_invocation, sh_quote, ticks};
+use crate::generated::case::{not_applicable, run_generated};
+use crate::git::version::GitVersion;
+use crate::ops::Op;
+use crate::rng::Rng;
+use crate::setup::env::{init_repo, Env};
+
+use report::{FaultsReport, OpRun};
+use trial::{OpUnderTest, Side};
+
+/// What a faults run does.
+#[derive(Clone, Debug)]
+pub struct FaultsConfig {
+    /// Seed of the generated cases.
+    pub seed: u64,
+    /// Cases to take (none: until the deadline).
+    pub cases: Option<u64>,
+    /// Operations per generated case.
+    pub case_ops: usize,
+    /// Operations tried per case.
+    pub ops_per_case: usize,
+    /// Fault points tried per side and operation at most.
+    pub max_points: usize,
+    /// The binary with the `fault-worker` subcommand.
+    pub worker_exe: PathBuf,
+    /// Whether our stack syncs.
+    pub fsync: bool,
+    /// No trial starts after this.
+    pub deadline: Option<Instant>,
+    /// Stop after the first case with a defect that fails the run.
+    pub fail_fast: bool,
+}
+
+impl FaultsConfig {
+    /// Defaults: 3 cases of 20 operations, 4 operations each, at most 400 points per side
+    /// (every point of the usual operation).
+    pub fn new(seed: u64, worker_exe: PathBuf) -> FaultsConfig {
+        FaultsConfig {
+            seed,
+            cases: Some(3),
+            case_ops: 20,
+            ops_per_case: 4,
+            max_points: 400,
+            worker_exe,
+            fsync: true,
+            deadline: None,
+            fail_fast: false,
+        }
+    }
+}
+
+/// The git subcommand of an invocation (`update-ref`; `maintenance` past `-c` options).
+fn command_name(args: &[String]) -> String {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "-c" {
+            it.next();
+        } else if !a.starts_with('-') {
+            return a.clone();
+        }
+    }
+    String::new()
+}
+
+/// Run the faults mode on `env`'s git, matching git's defects against `known`.
+pub fn run_faults(
+    env: &Env,
+    known: &ExpectedSet,
+    cfg: &FaultsConfig,
+) -> Result<FaultsReport, String> {
+    if !strace::available() {
+        return Err("strace is not installed (apt-get install strace)".into());
+    }
+    let started = Instant::now();
+    let mut report = FaultsReport {
+        git: env.git.bin().display().to_string(),
+        version: env.git.version().to_string(),
+        seed: cfg.seed,
+        fsync: cfg.fsync,
+        ..Default::default()
+    };
+    let version = GitVersion::parse(env.git.version());
+    let scratch = env.dir.path().join("faults");
+    for index in 0.. {
+        if cfg.cases.is_some_and(|n| index >= n) {
+            break;
+        }
+        if crate::budget::past(cfg.deadline) {
+            report.stop = Some("time budget used".into());
+            break;
+        }
+        let case = format!("seed{}-case{index}", cfg.seed);
+        run_case(env, cfg, &case, index, &scratch.join(&case), &mut report)?;
+        report.cases += 1;
+        if let Some(v) = &version {
+            match_known(&mut report, known, v);
+        }
+        if cfg.fail_fast && !report.clean() {
+            report.stop = Some("--fail-fast: a defect that fails the run".into());
+            break;
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(report)
+}
+
+/// The operations of case `index` that are tried: `n` of them, drawn from the seed.
+fn chosen(seed: u64, index: u64, len: usize, n: usize) -> Vec<usize> {
+    let mut rng = Rng(seed ^ index.wrapping_mul(0x5851_f42d_4c95_7f2d) ^ 0xfa17);
+    let mut picked: Vec<usize> = Vec::new();
+    while picked.len() < n.min(len) {
+        let i = rng.below(len);
+        if !picked.contains(&i) {
+            picked.push(i);
+        }
+    }
+    picked.sort_unstable();
+    picked
+}
+
+/// One case: its operations replayed by git on a reftable repository in `dir/pre`, the
+/// chosen ones tried on both sides before they are replayed.
+fn run_case(
+    env: &Env,
+    cfg: &FaultsConfig,
+    case: &str,
+    index: u64,
+    dir: &Path,
+    report: &mut FaultsReport,
+) -> Result<(), String> {
+    let result = run_generated(env, cfg.seed, index, cfg.case_ops)?;
+    let mut opts = result.options.unwrap_or_default();
+    opts.auto_compaction = true;
+    opts.interleave = false;
+    let ops = result.ops;
+    if not_applicable(&env.profile, &ops).is_some() {
+        return Ok(());
+    }
+    let pre = dir.join("pre");
+    std::fs::create_dir_all(&pre).map_err(|e| e.to_string())?;
+    init_repo(env, &pre, "reftable", &opts)?;
+    let picked = chosen(cfg.seed, index, ops.len(), cfg.ops_per_case);
+    for (step, (op, tick)) in ops.iter().zip(ticks(&ops)).enumerate() {
+        if picked.contains(&step) && !crate::budget::past(cfg.deadline) {
+            let t = OpUnderTest {
+                env,
+                opts,
+                op,
+                tick,
+                pre: &pre,
+                scratch: dir.join("trials"),
+                worker_exe: &cfg.worker_exe,
+                fsync: cfg.fsync,
+                max_points: cfg.max_points,
+                deadline: cfg.deadline,
+            };
+            report.ops.push(try_op(&t, case, step)?);
+        }
+        let (args, stdin) = git_invocation(op);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut c = env.git.command_auto(&pre, tick, true);
+        env.git
+            .run_command(&mut c, &args, stdin.as_deref().unwrap_or(""));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(())
+}
+
+/// Both sides of one operation.
+fn try_op(t: &OpUnderTest<'_>, case: &str, step: usize) -> Result<OpRun, String> {
+    let before = t.read(&t.pre.join(".git/reftable"))?;
+    let (args, stdin) = git_invocation(t.op);
+    let mut invocation: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
+    if let Some(s) = stdin {
+        invocation.push(format!("<<'EOF'\n{s}EOF"));
+    }
+    Ok(OpRun {
+        case: case.to_string(),
+        step,
+        command: command_name(&args),
+        invocation: invocation.join(" "),
+        op: Op::clone(t.op),
+        sides: vec![
+            t.run_side(Side::Git, &before),
+            t.run_side(Side::Ours, &before),
+        ],
+    })
+}
+
+/// A trial's signature for the registry: `class phase command`
+/// (`committed-but-reported-failed after-commit update-ref`).
+pub fn signature(t: &trial::Trial, command: &str) -> String {
+    format!("{} {} {command}", t.class.name(), t.point.phase())
+}
+
+/// Mark git's defects that the registry knows.
+fn match_known(report: &mut FaultsReport, known: &ExpectedSet, v: &GitVersion) {
+    for o in &mut report.ops {
+        for s in o.sides.iter_mut().filter(|s| s.side == Side::Git) {
+            for t in s.trials.iter_mut().filter(|t| t.class.is_bad()) {
+                t.known = known
+                    .matching_faults(v, &signature(t, &o.command))
+                    .map(|e| e.id.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subcommand_is_found_past_config_options() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(command_name(&a(&["update-ref", "-m", "x"])), "update-ref");
+        let m = crate::finding::script::MAINTENANCE_PACK_REFS;
+        assert_eq!(command_name(&a(&m)), "maintenance");
+    }
+
+    #[test]
+    fn chosen_operations_are_distinct_sorted_and_repeatable() {
+        let a = chosen(1, 3, 20, 4);
+        assert_eq!(a, chosen(1, 3, 20, 4));
+        assert_eq!(a.len(), 4);
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(chosen(1, 3, 2, 4), vec![0, 1]);
+    }
+}

@@ -1,0 +1,264 @@
+//! Our library's side of one generated operation, written once for the executor (which runs
+//! it beside git and the model) and for the faults mode's worker process (which runs it alone
+//! under injected system-call faults): the command's own checks in git's order, then the
+//! library's call.
+
+use reftable::refdb::{Committer, Expected, RefDb, RefDbOptions, RefUpdate};
+use reftable::refname::is_valid_refname;
+use reftable::{RefValue, StackOptions, WriteOptions};
+
+use crate::err_class::ErrClass;
+use crate::generated::verdict::Refused;
+use crate::model::SYMREF_READS;
+use crate::ops::{CaseOptions, Expire, Op, Update, Value};
+use crate::setup::pool::PoolObjects;
+
+/// Our ref database's options for a case: its table options, auto-compaction as the case
+/// has it, git's dangling-symref rule (`protect_dangling_symrefs`: the git's profile), fsync
+/// as asked (off in the generated mode, where no power is lost).
+pub fn refdb_options(
+    opts: &CaseOptions,
+    protect_dangling_symrefs: bool,
+    fsync: bool,
+) -> RefDbOptions {
+    RefDbOptions {
+        stack: StackOptions {
+            write: WriteOptions {
+                block_size: opts.block_size,
+                restart_interval: opts.restart_interval,
+                index_objects: opts.index_objects,
+                hash: opts.hash(),
+                ..Default::default()
+            },
+            auto_compaction: opts.auto_compaction,
+            fsync,
+            ..Default::default()
+        },
+        log_refs: opts.log_refs.to_lib(),
+        protect_dangling_symrefs,
+    }
+}
+
+/// Our refusal of an operation.
+pub(crate) fn our_refusal(e: &reftable::Error) -> Refused {
+    Refused {
+        class: crate::err_class::of_ours(e),
+        message: e.to_string(),
+    }
+}
+
+pub(crate) fn refused(class: ErrClass, message: &str) -> Refused {
+    Refused {
+        class: Some(class),
+        message: message.into(),
+    }
+}
+
+/// The reflog message `git branch -m/-c` writes.
+pub(crate) fn branch_message(oldref: &str, newref: &str, copy: bool) -> String {
+    format!(
+        "Branch: {} {oldref} to {newref}",
+        if copy { "copied" } else { "renamed" }
+    )
+}
+
+/// `git reflog expire`'s cutoff: entries older than it go.
+pub(crate) fn expire_cutoff(expire: &Expire) -> u64 {
+    match expire {
+        Expire::All => u64::MAX,
+        Expire::Before(t) => *t,
+    }
+}
+
+/// Run `op` on `db` alone, as the executor runs our side of it, with the committer clock
+/// `committer` (the one git's process of the same step runs with).
+pub fn apply(
+    db: &mut RefDb,
+    op: &Op,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<(), Refused> {
+    match op {
+        Op::Txn {
+            updates,
+            message,
+            create_reflog,
+        } => txn(db, updates, message, *create_reflog, committer, objects),
+        Op::ReflogExpire { refname, expire } => on_log(db, refname, |db, t| {
+            expire_log(db, t, expire_cutoff(expire))
+        }),
+        Op::ReflogDelete {
+            refname,
+            index,
+            rewrite,
+        } => on_log(db, refname, |db, t| {
+            delete_log_entry(db, t, *index, *rewrite)
+        }),
+        Op::ReflogDrop { refname } => on_log(db, refname, |db, t| db.delete_reflog(t.as_bytes())),
+        Op::PackRefs { auto } => db.pack_refs(*auto).map_err(|e| our_refusal(&e)),
+        Op::MaintenancePackRefs => db.pack_refs(true).map_err(|e| our_refusal(&e)),
+        Op::Branch {
+            old,
+            new,
+            copy,
+            force,
+        } => {
+            let (oldref, newref) = (format!("refs/heads/{old}"), format!("refs/heads/{new}"));
+            let message = branch_message(&oldref, &newref, *copy);
+            let names = BranchNames {
+                old: &oldref,
+                new: &newref,
+            };
+            branch(db, names, *copy, *force, &message, committer, objects)
+        }
+    }
+}
+
+/// `f` on the reflog git's name rules find for `refname`; none found is a refusal.
+fn on_log(
+    db: &mut RefDb,
+    refname: &str,
+    f: impl FnOnce(&mut RefDb, &str) -> reftable::Result<()>,
+) -> Result<(), Refused> {
+    match dwim_log(db, refname) {
+        None => Err(refused(ErrClass::NoReflog, "no reflog")),
+        Some(t) => f(db, &t).map_err(|e| our_refusal(&e)),
+    }
+}
+
+/// The transaction, after the names check of update-ref's parser.
+pub(crate) fn txn(
+    db: &mut RefDb,
+    updates: &[Update],
+    message: &str,
+    create_reflog: bool,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<(), Refused> {
+    let names_ok = updates.iter().all(|u| {
+        is_valid_refname(u.refname.as_bytes(), true)
+            && [&u.new, &u.old].into_iter().flatten().all(|v| match v {
+                Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
+                _ => true,
+            })
+    });
+    if !names_ok {
+        // update-ref's parser refuses invalid names before the ref layer.
+        return Err(refused(
+            ErrClass::BadName,
+            "invalid name (update-ref's parser)",
+        ));
+    }
+    let upd: Vec<_> = updates
+        .iter()
+        .map(|u| u.to_ref_update(message, create_reflog))
+        .collect();
+    db.transaction(&upd, committer, objects)
+        .map_err(|e| our_refusal(&e))
+}
+
+/// The full names of a branch rename or copy.
+#[derive(Clone, Copy)]
+pub(crate) struct BranchNames<'a> {
+    pub old: &'a str,
+    pub new: &'a str,
+}
+
+/// `git branch -m/-M/-c/-C`: the command's own checks (in its order), the library's rename
+/// or copy, and for a rename of `HEAD`'s branch the symref update of `HEAD` that follows it.
+pub(crate) fn branch(
+    db: &mut RefDb,
+    names: BranchNames<'_>,
+    copy: bool,
+    force: bool,
+    message: &str,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<(), Refused> {
+    let exists = |db: &RefDb, n: &str| db.resolve(n.as_bytes()).ok().flatten().is_some();
+    if !exists(db, names.old) {
+        return Err(refused(ErrClass::NoBranch, "no branch named (git branch)"));
+    }
+    if !is_valid_refname(names.new.as_bytes(), true) {
+        return Err(refused(
+            ErrClass::BadName,
+            "not a valid branch name (git branch)",
+        ));
+    }
+    if exists(db, names.new) && !force {
+        return Err(refused(
+            ErrClass::BranchExists,
+            "a branch already exists (git branch)",
+        ));
+    }
+    let head_follows = !copy
+        && matches!(
+            db.read_ref(b"HEAD"),
+            Ok(Some(reftable::RefRecord { value: RefValue::Symref(ref t), .. })) if t == names.old.as_bytes()
+        );
+    let (old, new) = (names.old.as_bytes(), names.new.as_bytes());
+    let r = if copy {
+        db.copy_ref(old, new, message.as_bytes(), committer)
+    } else {
+        db.rename_ref(old, new, message.as_bytes(), committer)
+    };
+    r.map_err(|e| our_refusal(&e))?;
+    if head_follows {
+        let u = RefUpdate::symref_update("HEAD", names.new, Expected::Any)
+            .no_deref()
+            .message(message);
+        db.transaction(&[u], committer, objects)
+            .map_err(|e| our_refusal(&e))?;
+    }
+    Ok(())
+}
+
+/// `git reflog expire --expire=… --expire-unreachable=never` on the reflog `target`.
+pub(crate) fn expire_log(db: &mut RefDb, target: &str, cutoff: u64) -> reftable::Result<()> {
+    db.expire_reflog(
+        target.as_bytes(),
+        &mut |l| l.update().is_some_and(|u| u.time < cutoff),
+        false,
+        false,
+    )
+    .map(drop)
+}
+
+/// `git reflog delete [--rewrite] target@{index}` (0 = newest).
+pub(crate) fn delete_log_entry(
+    db: &mut RefDb,
+    target: &str,
+    index: usize,
+    rewrite: bool,
+) -> reftable::Result<()> {
+    let target_ui = db
+        .reflog(target.as_bytes())
+        .ok()
+        .and_then(|mut e| e.nth(index))
+        .and_then(|l| l.ok())
+        .map(|l| l.update_index);
+    db.expire_reflog(
+        target.as_bytes(),
+        &mut |l| Some(l.update_index) == target_ui,
+        rewrite,
+        false,
+    )
+    .map(drop)
+}
+
+/// git's `dwim_log` for a full ref name: the ref must resolve, and the reflog is its own
+/// or, failing that, the one of the ref it resolves to.
+pub(crate) fn dwim_log(db: &RefDb, name: &str) -> Option<String> {
+    db.resolve(name.as_bytes()).ok()??;
+    if db.reflog_exists(name.as_bytes()).ok()? {
+        return Some(name.to_string());
+    }
+    let mut n = name.to_string();
+    for _ in 0..SYMREF_READS {
+        match db.read_ref(n.as_bytes()).ok()??.value {
+            RefValue::Symref(t) => n = String::from_utf8_lossy(&t).into_owned(),
+            _ => break,
+        }
+    }
+    (n != name && db.reflog_exists(n.as_bytes()).ok()?).then_some(n)
+}

@@ -1,0 +1,113 @@
+//! The faults mode end to end: injected system-call faults reach both sides (some writes are
+//! refused cleanly, some acknowledged), our side has no defect, and (in a test-hooks build)
+//! a library that reports a committed write as failed, as git does, fails the run.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// Run `conformance faults` on one case; its exit code and JSON report.
+fn faults(dir: &Path, plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
+    let report = dir.join("faults.json");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.args([
+        "faults",
+        "--cases",
+        "1",
+        "--ops-per-case",
+        "2",
+        "--max-points",
+        "400",
+    ])
+    .arg("--report-json")
+    .arg(&report);
+    if let Some(p) = plant {
+        c.env("REFTABLE_PLANT", p);
+    }
+    let out = c.output().unwrap();
+    let text = std::fs::read_to_string(&report)
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), serde_json::from_str(&text).unwrap())
+}
+
+/// The classes of `side`'s trials.
+fn classes(r: &serde_json::Value, side: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for op in r["ops"].as_array().unwrap() {
+        for s in op["sides"].as_array().unwrap() {
+            if s["side"] == side {
+                for t in s["trials"].as_array().unwrap() {
+                    out.push(t["class"].as_str().unwrap().to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn strace_or_skip() -> bool {
+    if conformance::faults::strace::available() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("REFTABLE_REQUIRE_GIT").is_none(),
+        "strace is required here (apt-get install strace)"
+    );
+    eprintln!("SKIPPED: no strace");
+    false
+}
+
+#[cfg(not(reftable_test_hooks))]
+#[test]
+fn faults_reach_both_sides_and_ours_has_no_defect() {
+    let Some(_env) = common::env() else { return };
+    if !strace_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, r) = faults(dir.path(), None);
+    assert_eq!(
+        code,
+        Some(0),
+        "{}",
+        serde_json::to_string_pretty(&r).unwrap()
+    );
+    for side in ["git", "ours"] {
+        let c = classes(&r, side);
+        assert!(c.len() >= 20, "{side}: {} trials", c.len());
+        for want in ["acknowledged", "clean-refusal"] {
+            assert!(c.iter().any(|x| x == want), "{side}: no {want} in {c:?}");
+        }
+    }
+    let bad = [
+        "crash",
+        "unloadable-stack",
+        "half-applied",
+        "lost-acknowledged-update",
+    ];
+    let ours = classes(&r, "ours");
+    assert!(
+        !ours
+            .iter()
+            .any(|c| bad.contains(&c.as_str()) || c == "committed-but-reported-failed"),
+        "{ours:?}"
+    );
+}
+
+#[cfg(reftable_test_hooks)]
+#[test]
+fn a_committed_write_reported_failed_fails_the_run() {
+    let Some(_env) = common::env() else { return };
+    if !strace_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, r) = faults(dir.path(), Some("after-commit-error-returned"));
+    assert_eq!(code, Some(1), "the planted defect must fail the run");
+    let ours = classes(&r, "ours");
+    assert!(
+        ours.iter().any(|c| c == "committed-but-reported-failed"),
+        "{ours:?}"
+    );
+}
