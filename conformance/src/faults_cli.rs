@@ -1,6 +1,6 @@
-//! The command line of the faults mode (`conformance faults`, and the hidden
-//! `fault-worker` our side runs in): options into a [`FaultsConfig`], reports written, a
-//! summary printed, test results for CI.
+//! The command line of the faults and power-loss modes (`conformance faults`,
+//! `conformance powerloss`; the hidden `fault-worker` our side runs in): options into a
+//! [`FaultsConfig`], reports written, a summary printed, test results for CI.
 
 use std::path::PathBuf;
 
@@ -119,4 +119,70 @@ fn say(r: &FaultsReport, out: &CiTargets) {
         r.trials(Side::Ours).count(),
         counts(Side::Ours),
     ));
+}
+
+/// `conformance powerloss`'s options.
+#[derive(clap::Args, Clone)]
+pub struct PowerlossArgs {
+    /// Seed of the generated cases.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Cases [default: 2, or no limit with --seconds].
+    #[arg(long)]
+    cases: Option<u64>,
+    /// A time budget: no case starts after it.
+    #[arg(long)]
+    seconds: Option<u64>,
+    /// Operations per generated case.
+    #[arg(long, default_value_t = 20)]
+    ops: usize,
+    /// Operations of each case recorded and crashed.
+    #[arg(long, default_value_t = 3)]
+    ops_per_case: usize,
+    /// The git binary (default: REFTABLE_TEST_GIT, else git on PATH).
+    #[arg(long)]
+    pub git: Option<PathBuf>,
+    /// Write the JSON report here.
+    #[arg(long)]
+    report_json: Option<PathBuf>,
+    /// Write the Markdown report here.
+    #[arg(long)]
+    report_md: Option<PathBuf>,
+    #[command(flatten)]
+    pub ci: crate::ci_args::CiArgs,
+}
+
+/// `conformance powerloss`: the run, its reports, its table and test results; the exit
+/// status.
+pub fn powerloss(a: PowerlossArgs, env: Env) -> i32 {
+    let out = a.ci.targets();
+    let exe = std::env::current_exe().unwrap_or_else(|e| {
+        eprintln!("conformance: cannot find my own binary for the fault worker: {e}");
+        std::process::exit(2);
+    });
+    let budget = Budget::new(a.seconds, false);
+    let mut cfg = FaultsConfig::new(a.seed, exe);
+    cfg.cases = a.cases.or(if a.seconds.is_some() { None } else { Some(2) });
+    cfg.case_ops = a.ops;
+    cfg.ops_per_case = a.ops_per_case;
+    cfg.deadline = budget.until(1.0);
+    let known = ExpectedSet::load(&registry::default_path()).unwrap_or_else(|e| {
+        eprintln!("conformance: {e}");
+        std::process::exit(2);
+    });
+    let r = conformance::powerloss::run_powerloss(&env, &known, &cfg).unwrap_or_else(|e| {
+        eprintln!("conformance: powerloss: {e}");
+        std::process::exit(2);
+    });
+    if let Some(p) = &a.report_json {
+        let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
+    }
+    let md = r.markdown();
+    if let Some(p) = &a.report_md {
+        let _ = std::fs::write(p, &md);
+    }
+    out.say(md.trim_end());
+    let tests = conformance::powerloss::ci_tests::ci_tests(&r);
+    crate::ci_args::write_ci(&out, "reftable-rs conformance powerloss", &tests);
+    i32::from(!r.clean())
 }

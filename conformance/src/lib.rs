@@ -12,6 +12,7 @@
 //! | migration | [`migrate`] | `conformance migrate` |
 //! | damaged stacks | [`damaged`] | `conformance damaged` |
 //! | system-call faults during writes | [`faults`] | `conformance faults` |
+//! | power loss during and after writes | [`powerloss`] | `conformance powerloss` |
 //! | yardsticks of the gate: coverage and mutants of git's reftable code | [`yardstick`] | `conformance coverage`, `conformance mutate-git`, `conformance mutate-merge` |
 //!
 //! Where to find things:
@@ -53,6 +54,7 @@ pub mod finding;
 pub mod generated;
 pub mod git;
 pub mod migrate;
+pub mod powerloss;
 mod rng;
 pub mod setup;
 mod stack_files;

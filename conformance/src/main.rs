@@ -230,6 +230,11 @@ enum Cmd {
     /// nothing changed, a success must be there, the stack must load and the next writer get
     /// through. Any defect of ours fails the run, git's unless the registry knows it.
     Faults(faults_cli::FaultsArgs),
+    /// What a power loss during or after a write can leave: each write operation recorded
+    /// (its file-system operations), every crash state built under the usual file-system
+    /// model and read by us and by git; git per `core.fsync` setting (reported), ours with
+    /// fsync on (must stay loadable, all-or-nothing and durable once acknowledged) and off.
+    Powerloss(faults_cli::PowerlossArgs),
     /// Our side of one faulted operation (run by `faults` under strace).
     #[command(hide = true)]
     FaultWorker {
@@ -795,6 +800,10 @@ fn main() {
         Some(Cmd::Faults(a)) => {
             let e = env(a.git.as_deref());
             faults_cli::faults(a, e)
+        }
+        Some(Cmd::Powerloss(a)) => {
+            let e = env(a.git.as_deref());
+            faults_cli::powerloss(a, e)
         }
         Some(Cmd::FaultWorker { spec }) => {
             plant_from_env();

@@ -1,6 +1,8 @@
-//! The faults mode end to end: injected system-call faults reach both sides (some writes are
-//! refused cleanly, some acknowledged), our side has no defect, and (in a test-hooks build)
-//! a library that reports a committed write as failed, as git does, fails the run.
+//! The faults and power-loss modes end to end: injected system-call faults reach both sides
+//! (some writes are refused cleanly, some acknowledged) and our side has no defect; crash
+//! states of git's unsynced writes are bad and ours with fsync on are not; and, in a
+//! test-hooks build, a library that reports a committed write as failed (as git does) fails
+//! the faults run, one that does not sync the directory fails the power-loss run.
 
 mod common;
 
@@ -9,9 +11,7 @@ use std::process::Command;
 
 /// Run `conformance faults` on one case; its exit code and JSON report.
 fn faults(dir: &Path, plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
-    let report = dir.join("faults.json");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
-    c.args([
+    let args = [
         "faults",
         "--cases",
         "1",
@@ -19,9 +19,24 @@ fn faults(dir: &Path, plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
         "2",
         "--max-points",
         "400",
-    ])
-    .arg("--report-json")
-    .arg(&report);
+    ];
+    mode(dir, &args, plant)
+}
+
+/// Run `conformance powerloss` on one operation; its exit code and JSON report.
+fn powerloss(dir: &Path, plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
+    mode(
+        dir,
+        &["powerloss", "--cases", "1", "--ops-per-case", "1"],
+        plant,
+    )
+}
+
+/// Run a mode with `args`; its exit code and JSON report.
+fn mode(dir: &Path, args: &[&str], plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
+    let report = dir.join("report.json");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.args(args).arg("--report-json").arg(&report);
     if let Some(p) = plant {
         c.env("REFTABLE_PLANT", p);
     }
@@ -109,5 +124,61 @@ fn a_committed_write_reported_failed_fails_the_run() {
     assert!(
         ours.iter().any(|c| c == "committed-but-reported-failed"),
         "{ours:?}"
+    );
+}
+
+/// The power-loss report's row for `setting`: (states, bad states, lost acknowledged).
+fn setting(r: &serde_json::Value, name: &str) -> (u64, u64, u64) {
+    let s = r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["setting"]["name"] == name)
+        .unwrap_or_else(|| panic!("no setting {name}"));
+    let n = |c: &str| s["classes"][c].as_u64().unwrap_or(0);
+    let bad = n("unloadable") + n("neither") + n("lost-acknowledged");
+    (s["states"].as_u64().unwrap(), bad, n("lost-acknowledged"))
+}
+
+#[cfg(not(reftable_test_hooks))]
+#[test]
+fn crash_states_break_unsynced_writes_and_not_ours() {
+    let Some(_env) = common::env() else { return };
+    if !strace_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, r) = powerloss(dir.path(), None);
+    assert_eq!(
+        code,
+        Some(0),
+        "{}",
+        serde_json::to_string_pretty(&r).unwrap()
+    );
+    let (states, bad, _) = setting(&r, "ours, fsync on");
+    assert!(
+        states >= 5 && bad == 0,
+        "ours, fsync on: {states} states, {bad} bad"
+    );
+    for unsynced in ["git, core.fsync default", "ours, fsync off"] {
+        let (states, bad, _) = setting(&r, unsynced);
+        assert!(bad > 0, "{unsynced}: {states} states and none bad");
+    }
+}
+
+#[cfg(reftable_test_hooks)]
+#[test]
+fn a_missing_directory_sync_fails_the_power_loss_run() {
+    let Some(_env) = common::env() else { return };
+    if !strace_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, r) = powerloss(dir.path(), Some("no-dir-sync"));
+    assert_eq!(code, Some(1), "the planted defect must fail the run");
+    let (_, _, lost) = setting(&r, "ours, fsync on");
+    assert!(
+        lost > 0,
+        "no acknowledged write lost without the directory sync"
     );
 }

@@ -382,6 +382,19 @@ impl Stack {
         }
     }
 
+    /// With `fsync` on, sync the stack directory, so that the renames made in it so far (a
+    /// table put in place, a new `tables.list`) survive a power loss: the order is the table's
+    /// data, the directory, `tables.list`'s data, the directory.
+    fn sync_dir(&self) -> Result<()> {
+        if !self.opts.fsync || planted!(NoDirSync, false, true) {
+            return Ok(());
+        }
+        self.count_fsync();
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(e, "fsync stack directory").in_file(&self.dir))
+    }
+
     /// Re-read `tables.list` and open the tables it names, reusing tables already open. When
     /// a table is missing because a concurrent compaction replaced it, the list is re-read and
     /// the load retried (with growing, jittered delays, for up to about 3 seconds). On
@@ -628,6 +641,7 @@ impl Stack {
         if let Some((temp, _, _)) = written {
             let name = format!("{}.ref", table_name_stem(min, max));
             temp.persist(&self.dir.join(&name))?;
+            self.sync_dir()?;
             crash_point!(CompactTableRenamed);
             new_name = Some(name);
         }
@@ -651,6 +665,7 @@ impl Stack {
             return Err(e);
         }
         crash_point!(CompactListRenamed);
+        self.sync_dir()?;
         self.reload()?;
         for t in &tables {
             let _ = std::fs::remove_file(t.name());
@@ -726,6 +741,7 @@ impl Addition<'_> {
         }
         let name = format!("{}.ref", table_name_stem(min, max));
         temp.persist(&self.stack.dir.join(&name))?;
+        self.stack.sync_dir()?;
         crash_point!(AddTableRenamed);
         self.new_tables.push(name);
         self.next_update_index = max + 1;
@@ -766,9 +782,11 @@ impl Addition<'_> {
         Ok(())
     }
 
-    /// Reload the committed stack and auto-compact it unless disabled (lock and outdated
-    /// errors from auto-compaction are ignored, as in git: another process is compacting).
+    /// Sync the directory that holds the new `tables.list` (with `fsync` on), reload the
+    /// committed stack and auto-compact it unless disabled (lock and outdated errors from
+    /// auto-compaction are ignored, as in git: another process is compacting).
     fn after_commit(&mut self) -> Result<()> {
+        self.stack.sync_dir()?;
         self.stack.reload()?;
         if self.stack.opts.auto_compaction {
             match self.stack.auto_compact() {

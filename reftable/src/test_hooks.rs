@@ -35,6 +35,9 @@ pub enum Defect {
     /// after `tables.list` was renamed into place) is returned as the commit's, as git does:
     /// a committed write reported failed, which only injected faults can show.
     AfterCommitErrorReturned = 7,
+    /// Stack: the directory is not synced after renames, so an acknowledged write can be
+    /// lost to a power loss (only the power-loss check can show it).
+    NoDirSync = 8,
 }
 
 impl Defect {
@@ -50,8 +53,9 @@ impl Defect {
     /// The defects only concurrent writers can see (the sequential gate cannot).
     pub const CONCURRENT: [Defect; 1] = [Defect::NoReloadUnderLock];
 
-    /// The defects only injected system-call faults can show (`conformance faults`).
-    pub const FAULTS: [Defect; 1] = [Defect::AfterCommitErrorReturned];
+    /// The defects only injected system-call faults (`conformance faults`) or power loss
+    /// (`conformance powerloss`) can show.
+    pub const FAULTS: [Defect; 2] = [Defect::AfterCommitErrorReturned, Defect::NoDirSync];
 
     /// The defect's name in `REFTABLE_PLANT` (`no-reload-under-lock`, …).
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Defect {
             Defect::LostTzSign => "lost-tz-sign",
             Defect::NoReloadUnderLock => "no-reload-under-lock",
             Defect::AfterCommitErrorReturned => "after-commit-error-returned",
+            Defect::NoDirSync => "no-dir-sync",
         }
     }
 

@@ -21,6 +21,9 @@
 //!   command` (`committed-but-reported-failed after-commit update-ref`) contains
 //!   `detail_contains`
 //!   (`conformance faults`); their reproducers inject the fault with strace.
+//! - `powerloss`: a class of crash states under a git setting whose `class setting`
+//!   (`unloadable git with fsync (reference)`) contains `detail_contains`
+//!   (`conformance powerloss`, which reports git's states and never fails on them).
 //! - `worktree`: a difference in a linked worktree; no mode matches these yet (the gate has
 //!   no worktree cases), their reproducers show them with git alone.
 //!
@@ -65,6 +68,8 @@ pub enum Mode {
     Damaged,
     /// System-call faults during a write (`conformance faults`).
     Faults,
+    /// Power loss during or after a write (`conformance powerloss`).
+    Powerloss,
     /// Linked worktrees (the library has them; until the gate runs worktree cases such
     /// entries are documentation with a git-only reproducer).
     Worktree,
@@ -136,10 +141,13 @@ fn check_misfit(e: &Expected) -> Option<&'static str> {
         (Mode::Run, _) => Some("a run entry needs a check other than concurrent"),
         (Mode::Concurrent, Some(Check::Concurrent)) => None,
         (Mode::Concurrent, _) => Some("a concurrent entry needs the check concurrent"),
-        (Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Worktree, None) => None,
-        (Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Worktree, Some(_)) => {
-            Some("only run and concurrent entries have a check")
+        (Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Powerloss | Mode::Worktree, None) => {
+            None
         }
+        (
+            Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Powerloss | Mode::Worktree,
+            Some(_),
+        ) => Some("only run and concurrent entries have a check"),
     }
 }
 
@@ -233,6 +241,17 @@ impl ExpectedSet {
         signature: &str,
     ) -> Option<&'s Expected> {
         self.in_range_of(v, Mode::Faults)
+            .find(|e| signature.contains(&e.detail_contains))
+    }
+
+    /// The powerloss-mode entry in range of `v` for a crash state's `signature` (`class
+    /// setting`: `unloadable git with fsync (reference)`).
+    pub fn matching_powerloss<'s>(
+        &'s self,
+        v: &'s GitVersion,
+        signature: &str,
+    ) -> Option<&'s Expected> {
+        self.in_range_of(v, Mode::Powerloss)
             .find(|e| signature.contains(&e.detail_contains))
     }
 

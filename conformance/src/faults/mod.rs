@@ -163,6 +163,22 @@ fn run_case(
     dir: &Path,
     report: &mut FaultsReport,
 ) -> Result<(), String> {
+    for_each_chosen_op(env, cfg, index, dir, &mut |t, step| {
+        report.ops.push(try_op(t, case, step)?);
+        Ok(())
+    })
+}
+
+/// Case `index` of the seed replayed by git on a reftable repository in `dir/pre`, with
+/// `each` called on every chosen operation (and its step) before it is replayed; the case's
+/// options with auto-compaction on, as git runs by default.
+pub fn for_each_chosen_op(
+    env: &Env,
+    cfg: &FaultsConfig,
+    index: u64,
+    dir: &Path,
+    each: &mut dyn FnMut(&OpUnderTest<'_>, usize) -> Result<(), String>,
+) -> Result<(), String> {
     let result = run_generated(env, cfg.seed, index, cfg.case_ops)?;
     let mut opts = result.options.unwrap_or_default();
     opts.auto_compaction = true;
@@ -186,10 +202,11 @@ fn run_case(
                 scratch: dir.join("trials"),
                 worker_exe: &cfg.worker_exe,
                 fsync: cfg.fsync,
+                git_config: Vec::new(),
                 max_points: cfg.max_points,
                 deadline: cfg.deadline,
             };
-            report.ops.push(try_op(&t, case, step)?);
+            each(&t, step)?;
         }
         let (args, stdin) = git_invocation(op);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -33,20 +33,37 @@ pub fn available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The strace arguments that run `cmd` with `fault` injected (none: only traced), the trace
-/// written to `log`.
-pub fn strace_args(cmd: &Command, fault: Option<&FaultPoint>, log: &Path) -> Vec<String> {
+/// How a command is traced.
+#[derive(Clone, Copy, Debug)]
+pub enum Tracing<'a> {
+    /// The write path's calls ([`SYSCALLS`]), with `fault` injected when there is one.
+    Faults(Option<&'a FaultPoint>),
+    /// The write path's calls and `extra` system calls, with the data of every write
+    /// dumped (`-e write=all`): what the power-loss check replays.
+    Record(&'a [&'a str]),
+}
+
+/// The strace arguments that run `cmd` as `how` says, the trace written to `log`.
+pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
     let mut a = vec![
         "-f".to_string(),
         "-qq".into(),
         "-y".into(),
         "-o".into(),
         log.display().to_string(),
-        "-e".into(),
-        format!("trace={}", SYSCALLS.join(",")),
     ];
-    if let Some(f) = fault {
-        a.extend(["-e".into(), format!("inject={}", f.inject_arg())]);
+    match how {
+        Tracing::Faults(fault) => {
+            a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]);
+            if let Some(f) = fault {
+                a.extend(["-e".into(), format!("inject={}", f.inject_arg())]);
+            }
+        }
+        Tracing::Record(extra) => {
+            let set: Vec<&str> = SYSCALLS.iter().chain(extra).copied().collect();
+            a.extend(["-e".into(), format!("trace={}", set.join(","))]);
+            a.extend(["-e".into(), "write=all".into()]);
+        }
     }
     a.push("--".into());
     a.push(cmd.get_program().to_string_lossy().into_owned());
@@ -55,11 +72,11 @@ pub fn strace_args(cmd: &Command, fault: Option<&FaultPoint>, log: &Path) -> Vec
 }
 
 /// Run `cmd` (program, arguments, environment and directory as prepared; the environment
-/// must be complete, as [`crate::git::driver::Git::command`]'s is) under strace with `stdin`,
-/// its output and trace kept in files under `scratch`.
+/// must be complete, as [`crate::git::driver::Git::command`]'s is) under strace as `how`
+/// says, with `stdin`, its output and trace kept in files under `scratch`.
 pub fn run(
     cmd: &Command,
-    fault: Option<&FaultPoint>,
+    how: Tracing<'_>,
     stdin: &str,
     scratch: &Path,
     timeout: Duration,
@@ -68,7 +85,7 @@ pub fn run(
     let io = |e: std::io::Error| format!("{}: {e}", scratch.display());
     std::fs::write(file("stdin"), stdin).map_err(io)?;
     let mut c = Command::new("strace");
-    c.args(strace_args(cmd, fault, &file("trace")));
+    c.args(strace_args(cmd, how, &file("trace")));
     c.env_clear();
     for (k, v) in cmd.get_envs() {
         if let Some(v) = v {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::faults::class::{classify, Class, Reported};
 use crate::faults::observe::{observe, Lookers, NEXT_REF};
 use crate::faults::points::{parse_trace, points, FaultPoint};
-use crate::faults::strace::{self, Traced};
+use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::worker::{pool_spec, WorkerOutcome, WorkerSpec};
 use crate::finding::script::git_invocation;
 use crate::generated::ours::refdb_options;
@@ -67,6 +67,7 @@ pub struct SideRun {
 }
 
 /// An operation, the repository it starts from, and how each side runs it.
+#[derive(Clone)]
 pub struct OpUnderTest<'a> {
     /// The git and its object pool.
     pub env: &'a Env,
@@ -84,6 +85,8 @@ pub struct OpUnderTest<'a> {
     pub worker_exe: &'a Path,
     /// Whether our stack syncs.
     pub fsync: bool,
+    /// `-c NAME=VALUE` options for git's command (`core.fsync`).
+    pub git_config: Vec<String>,
     /// At most this many fault points per side (spread over all of them).
     pub max_points: usize,
     /// No trial starts after this.
@@ -100,7 +103,7 @@ impl OpUnderTest<'_> {
             Side::Git => {
                 let (args, stdin) = git_invocation(self.op);
                 let mut c = self.env.git.command_auto(repo, self.tick, true);
-                c.args(args);
+                c.args(&self.git_config).args(args);
                 Ok((c, stdin.unwrap_or_default()))
             }
             Side::Ours => {
@@ -174,16 +177,16 @@ impl OpUnderTest<'_> {
         Ok((dir, repo))
     }
 
-    /// Run the operation on a fresh copy, `fault` injected.
-    fn traced(
+    /// Run the operation on a fresh copy (`scratch/name/repo`), traced as `how` says.
+    pub fn traced(
         &self,
         side: Side,
         name: &str,
-        fault: Option<&FaultPoint>,
+        how: Tracing<'_>,
     ) -> Result<(Traced, PathBuf), String> {
         let (dir, repo) = self.fresh(name)?;
         let (cmd, stdin) = self.command(side, &repo, &dir)?;
-        let t = strace::run(&cmd, fault, &stdin, &dir, TRIAL_TIMEOUT)?;
+        let t = strace::run(&cmd, how, &stdin, &dir, TRIAL_TIMEOUT)?;
         Ok((t, repo))
     }
 
@@ -204,7 +207,7 @@ impl OpUnderTest<'_> {
     }
 
     fn trials(&self, side: Side, before: &Snapshot, run: &mut SideRun) -> Result<(), String> {
-        let (base, repo) = self.traced(side, "unfaulted", None)?;
+        let (base, repo) = self.traced(side, "unfaulted", Tracing::Faults(None))?;
         let unfaulted = reported(side, &base);
         run.unfaulted_done = matches!(unfaulted, Reported::Done(_));
         if let Reported::Crashed(how) = &unfaulted {
@@ -225,7 +228,7 @@ impl OpUnderTest<'_> {
             if crate::budget::past(self.deadline) {
                 break;
             }
-            let (t, repo) = self.traced(side, &format!("trial-{i}"), Some(&p))?;
+            let (t, repo) = self.traced(side, &format!("trial-{i}"), Tracing::Faults(Some(&p)))?;
             let seen = observe(&look, &repo);
             let (class, detail) = classify(&reported(side, &t), before, &after, &seen);
             run.trials.push(Trial {
@@ -242,7 +245,7 @@ impl OpUnderTest<'_> {
 }
 
 /// What the writer of a traced run reported.
-fn reported(side: Side, t: &Traced) -> Reported {
+pub fn reported(side: Side, t: &Traced) -> Reported {
     match (&t.exit, side) {
         (Exit::Signal(s), _) => Reported::Crashed(format!("signal {s}: {}", t.stderr.trim())),
         (Exit::Timeout, _) => Reported::Crashed("hung (killed after the timeout)".into()),
