@@ -30,6 +30,10 @@ pub struct FaultsArgs {
     /// Operations per generated case.
     #[arg(long, default_value_t = 20)]
     ops: usize,
+    /// Where findings are written (the repository, its input and a git-only reproduce.sh
+    /// with the strace injection; the first of each kind not in the registry).
+    #[arg(long, default_value = "target/conformance/faults")]
+    out: PathBuf,
     /// Operations of each case run under faults.
     #[arg(long, default_value_t = 4)]
     ops_per_case: usize,
@@ -77,6 +81,7 @@ pub fn faults(a: FaultsArgs, env: Env) -> i32 {
     cfg.fsync = !a.no_fsync;
     cfg.deadline = budget.until(1.0);
     cfg.fail_fast = a.fail_fast;
+    cfg.out = Some(a.out.clone());
     let r = run_faults(&env, &known, &cfg).unwrap_or_else(|e| {
         eprintln!("conformance: faults: {e}");
         std::process::exit(2);

@@ -21,6 +21,7 @@
 
 pub mod ci_tests;
 pub mod class;
+pub mod finding_dir;
 pub mod observe;
 pub mod points;
 pub mod report;
@@ -28,6 +29,7 @@ pub mod strace;
 pub mod trial;
 pub mod worker;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -63,6 +65,8 @@ pub struct FaultsConfig {
     pub deadline: Option<Instant>,
     /// Stop after the first case with a defect that fails the run.
     pub fail_fast: bool,
+    /// Where findings go (the first of each kind: class, phase, command, call, error).
+    pub out: Option<PathBuf>,
 }
 
 impl FaultsConfig {
@@ -79,6 +83,7 @@ impl FaultsConfig {
             fsync: true,
             deadline: None,
             fail_fast: false,
+            out: None,
         }
     }
 }
@@ -113,7 +118,12 @@ pub fn run_faults(
         fsync: cfg.fsync,
         ..Default::default()
     };
-    let version = GitVersion::parse(env.git.version());
+    let mut filing = Filing {
+        known,
+        version: GitVersion::parse(env.git.version()),
+        out: cfg.out.clone(),
+        written: BTreeSet::new(),
+    };
     let scratch = env.dir.path().join("faults");
     for index in 0.. {
         if cfg.cases.is_some_and(|n| index >= n) {
@@ -124,11 +134,14 @@ pub fn run_faults(
             break;
         }
         let case = format!("seed{}-case{index}", cfg.seed);
-        run_case(env, cfg, &case, index, &scratch.join(&case), &mut report)?;
+        let dir = scratch.join(&case);
+        for_each_chosen_op(env, cfg, index, &dir, &mut |t, step| {
+            let mut op = try_op(t, &case, step)?;
+            filing.file(t, &mut op);
+            report.ops.push(op);
+            Ok(())
+        })?;
         report.cases += 1;
-        if let Some(v) = &version {
-            match_known(&mut report, known, v);
-        }
         if cfg.fail_fast && !report.clean() {
             report.stop = Some("--fail-fast: a defect that fails the run".into());
             break;
@@ -151,22 +164,6 @@ fn chosen(seed: u64, index: u64, len: usize, n: usize) -> Vec<usize> {
     }
     picked.sort_unstable();
     picked
-}
-
-/// One case: its operations replayed by git on a reftable repository in `dir/pre`, the
-/// chosen ones tried on both sides before they are replayed.
-fn run_case(
-    env: &Env,
-    cfg: &FaultsConfig,
-    case: &str,
-    index: u64,
-    dir: &Path,
-    report: &mut FaultsReport,
-) -> Result<(), String> {
-    for_each_chosen_op(env, cfg, index, dir, &mut |t, step| {
-        report.ops.push(try_op(t, case, step)?);
-        Ok(())
-    })
 }
 
 /// Case `index` of the seed replayed by git on a reftable repository in `dir/pre`, with
@@ -239,20 +236,80 @@ fn try_op(t: &OpUnderTest<'_>, case: &str, step: usize) -> Result<OpRun, String>
     })
 }
 
-/// A trial's signature for the registry: `class phase command`
-/// (`committed-but-reported-failed after-commit update-ref`).
+/// A trial's signature for the registry: `class phase command syscall role`
+/// (`committed-but-reported-failed after-commit update-ref write new table`).
 pub fn signature(t: &trial::Trial, command: &str) -> String {
-    format!("{} {} {command}", t.class.name(), t.point.phase())
+    let p = &t.point;
+    format!(
+        "{} {} {command} {} {}",
+        t.class.name(),
+        p.phase(),
+        p.syscall,
+        p.role
+    )
 }
 
-/// Mark git's defects that the registry knows.
-fn match_known(report: &mut FaultsReport, known: &ExpectedSet, v: &GitVersion) {
-    for o in &mut report.ops {
-        for s in o.sides.iter_mut().filter(|s| s.side == Side::Git) {
-            for t in s.trials.iter_mut().filter(|t| t.class.is_bad()) {
-                t.known = known
-                    .matching_faults(v, &signature(t, &o.command))
-                    .map(|e| e.id.clone());
+/// What is done with a tried operation's defects: git's matched against the registry, and
+/// the first of each kind not known written as a finding directory.
+struct Filing<'a> {
+    known: &'a ExpectedSet,
+    version: Option<GitVersion>,
+    out: Option<PathBuf>,
+    written: BTreeSet<String>,
+}
+
+impl Filing<'_> {
+    fn file(&mut self, t: &OpUnderTest<'_>, op: &mut OpRun) {
+        let command = op.command.clone();
+        let mut to_write = Vec::new();
+        for (si, s) in op.sides.iter_mut().enumerate() {
+            for (ti, trial) in s.trials.iter_mut().enumerate() {
+                if !trial.class.is_bad() {
+                    continue;
+                }
+                if let (Side::Git, Some(v)) = (s.side, &self.version) {
+                    trial.known = self
+                        .known
+                        .matching_faults(v, &signature(trial, &command))
+                        .map(|e| e.id.clone());
+                }
+                let p = &trial.point;
+                let kind = format!(
+                    "{:?}-{}-{}-{command}-{}-{}",
+                    s.side,
+                    trial.class.name(),
+                    p.phase(),
+                    p.syscall,
+                    p.errno
+                );
+                if trial.known.is_none() && self.written.insert(kind.clone()) {
+                    to_write.push((si, ti, kind.to_lowercase()));
+                }
+            }
+        }
+        let Some(out) = &self.out else { return };
+        let (args, stdin) = git_invocation(t.op);
+        for (si, ti, kind) in to_write {
+            let (side, trial) = (op.sides[si].side, &op.sides[si].trials[ti]);
+            let about = report::finding_line(op, side, trial);
+            let point = trial.point.clone();
+            let files = finding_dir::FindingFiles {
+                about: &about,
+                pre: t.pre,
+                objects: &t.env.pool(t.opts.hash()).objects_dir,
+                args: &args,
+                stdin: stdin.as_deref().unwrap_or(""),
+                tick: t.tick,
+                point: &point,
+            };
+            let dir = out.join(kind);
+            let written = finding_dir::write(&dir, &files);
+            let trial = &mut op.sides[si].trials[ti];
+            match written {
+                Ok(()) => trial.finding_dir = Some(dir.display().to_string()),
+                Err(e) => trial
+                    .detail
+                    .push_str(&format!(" (finding not written: {e})")),
             }
         }
     }

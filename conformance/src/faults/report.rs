@@ -186,8 +186,12 @@ impl FaultsReport {
 
 /// One line for a bad trial.
 pub fn finding_line(o: &OpRun, side: Side, t: &Trial) -> String {
+    let dir = t
+        .finding_dir
+        .as_ref()
+        .map_or(String::new(), |d| format!(" -> {d}"));
     format!(
-        "{:?} {} {} {}, {} step {}: {} on {} ({}): {}",
+        "{:?} {} {} {}, {} step {}: {} on {} ({}): {}{dir}",
         side,
         t.class.name(),
         t.point.phase(),

@@ -48,6 +48,9 @@ pub struct Trial {
     pub left: Vec<String>,
     /// The known git defect it is, if it is one.
     pub known: Option<String>,
+    /// Where it was written as a finding (the first of its kind not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding_dir: Option<String>,
 }
 
 /// One side of one operation.
@@ -238,6 +241,7 @@ impl OpUnderTest<'_> {
                 injected: strace::injected_line(&t.trace),
                 left: seen.left,
                 known: None,
+                finding_dir: None,
             });
         }
         Ok(())
