@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use reftable::{HashId, MergedTable, Table};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// What `PATH` names.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use reftable::{Table, WriteOptions, Writer};
 
-use crate::{CliError, CliResult};
+use crate::error::{CliError, CliResult};
 
 /// What `reencode` was asked to do.
 #[derive(Clone, Debug)]

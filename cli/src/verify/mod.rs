@@ -39,9 +39,9 @@ use std::process::ExitCode;
 use reftable::codec::format::BlockType;
 use reftable::Table;
 
+use crate::error::{CliError, CliResult};
 use crate::path::{self, Target};
 use crate::scratch::Scratch;
-use crate::{CliError, CliResult};
 use records::Collected;
 use report::Report;
 
