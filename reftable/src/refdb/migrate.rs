@@ -345,16 +345,19 @@ impl RefDb {
         }
         let null = ObjectId::null(hash);
         let entries: usize = files.reflogs.iter().map(|(_, e)| e.len()).sum();
-        self.stack.add(|w, ts| {
-            w.set_limits(ts, ts + entries.saturating_sub(1) as u64)?;
+        self.stack.add(|w, update_index| {
+            w.set_limits(
+                update_index,
+                update_index + entries.saturating_sub(1) as u64,
+            )?;
             for (name, value) in &refs {
-                w.add_ref(&RefRecord::new(name.clone(), ts, value.clone()))?;
+                w.add_ref(&RefRecord::new(name.clone(), update_index, value.clone()))?;
             }
             let mut logs = Vec::with_capacity(entries);
             let mut index = 0u64;
             for (name, log) in &files.reflogs {
                 for e in log {
-                    let ui = ts + index;
+                    let ui = update_index + index;
                     index += 1;
                     if e.new_id == null {
                         continue;
