@@ -44,6 +44,8 @@ use std::path::Path;
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{HashId, ObjectId};
+/// Moved to [`crate::refname`]; kept here so that `refdb::migrate::is_root_ref` still works.
+pub use crate::refname::is_root_ref;
 use crate::refname::{is_pseudoref, is_valid_refname};
 
 use super::objects::{ObjectKind, ObjectLookup};
@@ -94,21 +96,6 @@ fn io(e: std::io::Error, what: &str, path: &Path) -> Error {
 
 fn corrupt(path: &Path, msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Format, msg).in_file(path)
-}
-
-/// git's root refs: upper case and `_` only, not a pseudoref, and `HEAD`, a name ending in
-/// `_HEAD` or one of the few others git keeps at the top.
-pub fn is_root_ref(name: &[u8]) -> bool {
-    let syntax = !name.is_empty() && name.iter().all(|&c| c.is_ascii_uppercase() || c == b'_');
-    let known = [
-        &b"HEAD"[..],
-        b"AUTO_MERGE",
-        b"BISECT_EXPECTED_REV",
-        b"NOTES_MERGE_PARTIAL",
-        b"NOTES_MERGE_REF",
-        b"MERGE_AUTOSTASH",
-    ];
-    syntax && !is_pseudoref(name) && (name.ends_with(b"_HEAD") || known.contains(&name))
 }
 
 fn parse_value(path: &Path, content: &[u8], hash: HashId) -> Result<FilesValue> {
@@ -599,16 +586,6 @@ mod tests {
             std::fs::read_to_string(out.path().join("refs/heads/sym")).unwrap(),
             "ref: refs/heads/main\n"
         );
-    }
-
-    #[test]
-    fn root_refs() {
-        for n in ["HEAD", "ORIG_HEAD", "CHERRY_PICK_HEAD", "AUTO_MERGE"] {
-            assert!(is_root_ref(n.as_bytes()), "{n}");
-        }
-        for n in ["FETCH_HEAD", "MERGE_HEAD", "FOO", "head", "config"] {
-            assert!(!is_root_ref(n.as_bytes()), "{n}");
-        }
     }
 
     #[test]
