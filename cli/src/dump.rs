@@ -106,7 +106,7 @@ fn dump_blocks(
         let (b, data) = match next {
             Ok(x) => x,
             Err(e) => {
-                first_err.get_or_insert(e.to_string());
+                first_err.get_or_insert(format!("{e:#}"));
                 break;
             }
         };

@@ -1,5 +1,6 @@
 //! The error that ends the program: its message for stderr and its exit status (1 corrupt
-//! data, 2 usage or I/O, 141 broken pipe), from the library's errors and from writing output.
+//! data, 2 usage or I/O, 141 broken pipe), from the library's errors (with their causes)
+//! and from writing output.
 
 use std::fmt;
 use std::io;
@@ -42,9 +43,9 @@ impl From<reftable::Error> for CliError {
     fn from(e: reftable::Error) -> CliError {
         match e.kind() {
             reftable::ErrorKind::Format | reftable::ErrorKind::Zlib => {
-                CliError::corrupt(e.to_string())
+                CliError::corrupt(format!("{e:#}"))
             }
-            _ => CliError::usage(e.to_string()),
+            _ => CliError::usage(format!("{e:#}")),
         }
     }
 }
@@ -65,3 +66,16 @@ impl From<io::Error> for CliError {
 
 /// What each subcommand returns: its exit status, or the error that ended it.
 pub type CliResult = Result<ExitCode, CliError>;
+
+/// `e`'s message and its causes (`what: cause: cause...`), without file and offset: the
+/// library's message says what failed, its sources why.
+pub fn message_and_causes(e: &reftable::Error) -> String {
+    let mut out = e.message().to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}

@@ -281,7 +281,7 @@ impl Stack {
     ///     w.add_ref(&RefRecord::new("HEAD", update_index, head))
     /// })?;
     /// if let Some(e) = stack.after_commit_error() {
-    ///     eprintln!("warning: committed, but {e}");
+    ///     eprintln!("warning: committed, but {e:#}");
     /// }
     /// # Ok(())
     /// # }

@@ -828,7 +828,7 @@ pub(crate) fn to_work(
 pub(crate) fn lock_stack(stack: &mut Stack) -> Result<Addition<'_>> {
     stack.new_addition(true).map_err(|e| {
         if e.kind() == ErrorKind::Lock {
-            Error::new(ErrorKind::Lock, format!("cannot lock references: {e}"))
+            Error::new(ErrorKind::Lock, format!("cannot lock references: {e:#}"))
         } else {
             e
         }
