@@ -246,3 +246,115 @@ impl<R: Record> Budget<R> {
         (&self.held, self.total)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::record::{LogRecord, Record};
+    use crate::table::pool::Pool;
+    use crate::table::testing::{log, name_and_size, two_big_log_blocks, write};
+    use crate::table::TableIter;
+    use crate::WriteOptions;
+
+    /// Small inflated log blocks stay with the iterator after their last record; one over
+    /// `KEEP_INFLATED` is let go as soon as its last record is read.
+    #[test]
+    fn inflated_log_blocks_kept_when_small_released_when_big() {
+        let small: Vec<LogRecord> = (0..50)
+            .map(|i| log(&format!("refs/heads/b{i:02}"), 200))
+            .collect();
+        let t = write(&[], &small, WriteOptions::default());
+        let mut it = t.logs().unwrap();
+        let mut n = 0;
+        while it.next_record().unwrap().is_some() {
+            n += 1;
+            assert!(it.inflated_bytes() > 0);
+        }
+        assert_eq!(n, 50);
+        let opts = WriteOptions {
+            block_size: 16_777_215,
+            ..WriteOptions::default()
+        };
+        let t = write(&[], &[log("refs/heads/big", 2 << 20)], opts);
+        let mut it = t.logs().unwrap();
+        assert!(it.next_record().unwrap().is_some());
+        assert_eq!(it.inflated_bytes(), 0);
+        assert!(it.next_record().unwrap().is_none());
+    }
+    /// A seek that probes the next big block and moves on lets the block it left go: the
+    /// iterator holds one big block, not two.
+    #[test]
+    fn a_seek_keeps_one_big_block() {
+        let t = two_big_log_blocks();
+        let mut key = Vec::new();
+        log("refs/heads/b", 0).write_key(&mut key);
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(&key).unwrap();
+        assert_eq!(it.stats().blocks_inflated, 2);
+        let held = it.inflated_bytes();
+        assert!(held > 2 << 20 && held < 4 << 20, "{held}");
+        let got = name_and_size(it.next_record().unwrap());
+        assert_eq!(got.map(|g| g.0), Some("refs/heads/b".to_string()));
+    }
+    /// Inside [`TableIter::recycle_with`] an iterator inflates into the buffer handed in and
+    /// hands back the big ones it let go; outside it keeps none of them.
+    #[test]
+    fn recycled_buffers_go_round() {
+        let t = two_big_log_blocks();
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek_lazy(b"").unwrap();
+        let mut pool = Pool {
+            buf: Vec::with_capacity(5 << 20),
+            rec: None,
+        };
+        let step = |it: &mut TableIter<LogRecord>, pool: &mut Pool<LogRecord>| {
+            it.recycle_with(pool, |it| {
+                it.next_key()?;
+                it.restore_current()?;
+                Ok(name_and_size(Some(it.current())))
+            })
+            .unwrap()
+        };
+        // The peeked first block is inflated into the 5 MiB buffer handed in, and as its
+        // one record is read, the buffer comes back holding the block.
+        let (name, size) = step(&mut it, &mut pool).unwrap();
+        assert_eq!((name.as_str(), size > 2 << 20), ("refs/heads/a", true));
+        assert_eq!(pool.buf.capacity(), 5 << 20);
+        assert!(
+            pool.buf.len() > 2 << 20,
+            "the buffer handed in was used: {}",
+            pool.buf.len()
+        );
+        assert!(pool.rec.is_none());
+        // The second block is inflated into it again; it stays while "c" is left.
+        let (name, _) = step(&mut it, &mut pool).unwrap();
+        assert_eq!(name, "refs/heads/b");
+        assert_eq!(pool.buf.capacity(), 0);
+        assert_eq!(it.inflated.capacity(), 5 << 20);
+        let (name, _) = step(&mut it, &mut pool).unwrap();
+        assert_eq!(name, "refs/heads/c");
+        assert_eq!(pool.buf.capacity(), 5 << 20);
+        assert!(it.pool.is_none());
+        // Outside recycle_with nothing is kept for recycling.
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(b"").unwrap();
+        while it.next_record().unwrap().is_some() {}
+        assert!(it.pool.is_none());
+        assert_eq!(it.inflated_bytes(), 0);
+        // At its end, an iterator in recycle_with hands back its big last record.
+        let t = write(
+            &[],
+            &[log("refs/heads/a", 2 << 20)],
+            WriteOptions {
+                block_size: 3 << 20,
+                ..WriteOptions::default()
+            },
+        );
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(b"").unwrap();
+        assert!(it.next_record().unwrap().is_some());
+        let mut pool = Pool::default();
+        let more = it.recycle_with(&mut pool, |it| it.next_key());
+        assert!(!more.unwrap());
+        assert!(pool.rec.is_some_and(|r| r.value_bytes() > 2 << 20));
+    }
+}

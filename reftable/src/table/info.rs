@@ -112,3 +112,28 @@ pub fn parse_info(data: &[u8]) -> Result<TableInfo> {
         footer_crc: footer.crc,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::format::Footer;
+    use crate::table::testing::{refs, write};
+    use crate::table::Table;
+    use crate::WriteOptions;
+
+    /// A footer announcing an obj section with an id length of 0, at the offset of the
+    /// footer's obj field.
+    #[test]
+    fn an_obj_section_needs_an_id_length() {
+        let t = write(&refs(3), &[], WriteOptions::default());
+        let mut bytes = t.bytes().to_vec();
+        let n = bytes.len();
+        let f = Footer::decode(&bytes).unwrap();
+        let field = n - f.size() + f.header.size() + 8;
+        bytes[field..field + 8].copy_from_slice(&(5u64 << 5).to_be_bytes());
+        let crc = crc32fast::hash(&bytes[n - f.size()..n - 4]);
+        bytes[n - 4..].copy_from_slice(&crc.to_be_bytes());
+        let e = Table::from_bytes("t.ref", bytes).unwrap_err();
+        assert_eq!(e.offset(), Some(field as u64), "{e}");
+        assert!(e.message().contains("object id length of 0"), "{e}");
+    }
+}

@@ -282,3 +282,21 @@ impl<R: Record> Drop for TableIter<R> {
         self.table.count(&self.stats);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::table::testing::{refs, write};
+    use crate::WriteOptions;
+
+    /// The iterator's counters while it runs, the table's once it is dropped.
+    #[test]
+    fn counters_of_iterators() {
+        let t = write(&refs(3), &[], WriteOptions::default());
+        assert_eq!(t.stats().records_decoded, 0);
+        let mut it = t.refs().unwrap();
+        while it.next_record().unwrap().is_some() {}
+        assert_eq!(it.stats().records_decoded, 3);
+        drop(it);
+        assert_eq!(t.stats().records_decoded, 3);
+    }
+}

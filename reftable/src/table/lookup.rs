@@ -150,3 +150,40 @@ impl Table {
 fn points_at(r: &RefRecord, id: &ObjectId) -> bool {
     r.value_id() == Some(id) || r.peeled_id() == Some(id)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::record::{ObjRecord, RefRecord, RefValue};
+    use crate::table::testing::{id, write};
+    use crate::WriteOptions;
+
+    /// Looking up an id no ref has decodes only the obj records the seek needs, never the
+    /// ref blocks of the next prefix.
+    #[test]
+    fn refs_for_a_missing_id_reads_no_ref_block() {
+        // Refs to even ids only: an odd id's prefix falls between two obj records.
+        let even: Vec<RefRecord> = (0..2000u16)
+            .map(|i| {
+                RefRecord::new(
+                    format!("refs/heads/b{i:05}"),
+                    1,
+                    RefValue::Object(id(2 * i)),
+                )
+            })
+            .collect();
+        let t = write(&even, &[], WriteOptions::default());
+        assert!(t.info().objs.present);
+        let missing = id(1001);
+        let prefix = &missing.as_bytes()[..usize::from(t.info().obj_id_len)];
+        let before = t.stats();
+        {
+            let mut it = t.seek::<ObjRecord>(prefix).unwrap();
+            it.next_record().unwrap();
+        }
+        let seek_only = t.stats().since(before);
+        let before = t.stats();
+        assert!(t.refs_for(&missing).unwrap().is_empty());
+        assert_eq!(t.stats().since(before), seek_only);
+        assert_eq!(t.refs_for(&id(1998)).unwrap().len(), 1);
+    }
+}

@@ -9,6 +9,8 @@
 //!   within a merged iterator's budget (`Budget`);
 //! - `peek.rs`: lazy positioning on the first key of a big log block;
 //! - `lookup.rs`: the table's reads through its iterators (point lookups, refs by id).
+//!
+//! Each file's tests are at its end; `testing.rs` (tests only) writes the tables they read.
 
 mod budget;
 mod info;
@@ -19,7 +21,7 @@ mod peek;
 mod pool;
 mod seek;
 #[cfg(test)]
-mod tests;
+mod testing;
 
 pub(crate) use budget::Budget;
 pub use info::{parse_info, Section, TableInfo};

@@ -206,3 +206,25 @@ impl Table {
             .ok_or_else(|| Error::api("index records have no section of their own to iterate"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::table::testing::{log, refs, write};
+    use crate::WriteOptions;
+
+    #[test]
+    fn sections_present_and_debug() {
+        let opts = WriteOptions::default();
+        let both = write(&refs(3), &[log("refs/heads/b00000", 10)], opts);
+        assert!(both.info().refs.present && both.info().logs.present);
+        let only_refs = write(&refs(3), &[], opts);
+        assert!(only_refs.info().refs.present && !only_refs.info().logs.present);
+        let only_logs = write(&[], &[log("refs/heads/b00000", 10)], opts);
+        assert!(!only_logs.info().refs.present && only_logs.info().logs.present);
+        let shown = format!("{both:?}");
+        assert!(
+            shown.starts_with("Table") && shown.contains("t.ref"),
+            "{shown}"
+        );
+    }
+}

@@ -265,3 +265,198 @@ impl<R: Record> TableIter<R> {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::record::RefRecord;
+    use crate::table::open::LEAF_INDEX_AFTER;
+    use crate::table::testing::{refs, write};
+    use crate::table::Table;
+    use crate::WriteOptions;
+
+    /// After [`LEAF_INDEX_AFTER`] indexed seeks a section's leaf index is built once and
+    /// answers exactly what the block-by-block descent did, for every name present and
+    /// absent (a multi-level index: 256-byte blocks), with one block read per lookup.
+    #[test]
+    fn leaf_index_answers_as_the_descent_does() {
+        let all = refs(3000);
+        let opts = WriteOptions {
+            block_size: 256,
+            ..WriteOptions::default()
+        };
+        let t = write(&all, &[], opts);
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for r in &all {
+            names.push(r.refname.clone());
+            let mut after = r.refname.clone();
+            after.push(b'x');
+            names.push(after);
+        }
+        names.push(b"a".to_vec());
+        names.push(b"zzz".to_vec());
+        let lookup = |t: &Table, n: &[u8]| {
+            let mut it = t.seek_ref(n).unwrap();
+            let first = it.next_record().unwrap().map(|r| r.refname.clone());
+            (first, it.stats())
+        };
+        // Before: the descent (the first seeks only count towards the threshold).
+        let descent: Vec<_> = names.iter().map(|n| lookup(&t, n)).collect();
+        assert!(
+            t.stats().index_entries_cached > 0,
+            "built after enough seeks"
+        );
+        let cached = t.stats().index_entries_cached;
+        let fresh = write(&all, &[], opts);
+        // Exactly LEAF_INDEX_AFTER seeks descend block by block; the next one builds it.
+        for k in 0..=LEAF_INDEX_AFTER {
+            let built = fresh.stats().index_entries_cached;
+            assert_eq!(built, 0, "leaf index built before indexed seek {k}");
+            lookup(&fresh, b"refs/heads/b00000");
+        }
+        assert_eq!(
+            fresh.stats().index_entries_cached,
+            cached,
+            "built by seek {LEAF_INDEX_AFTER}"
+        );
+        for (n, (want, slow)) in names.iter().zip(&descent) {
+            let (got, fast) = lookup(&fresh, n);
+            assert_eq!(&got, want, "{}", String::from_utf8_lossy(n));
+            assert!(fast.blocks_read <= 1, "{fast:?} vs {slow:?}");
+            assert!(fast.blocks_read < slow.blocks_read || slow.blocks_read <= 1);
+        }
+        // Built once per table.
+        assert_eq!(fresh.stats().index_entries_cached, cached);
+    }
+    /// Seeking through a multi-level index: each index level costs a binary search in its
+    /// block and one comparison against the parent entry's key, and the ref block one
+    /// more (its first key against the entry's). Exact totals of the work, as the
+    /// complexity baseline holds them, for fewer seeks than build the leaf index.
+    #[test]
+    fn indexed_seek_comparisons() {
+        let opts = WriteOptions {
+            block_size: 256,
+            ..WriteOptions::default()
+        };
+        let all = refs(3000);
+        let t = write(&all, &[], opts);
+        assert_ne!(t.info().refs.index_offset, 0);
+        let before = t.stats();
+        let picked: Vec<&RefRecord> = all.iter().step_by(50).collect();
+        assert!(picked.len() as u32 <= LEAF_INDEX_AFTER);
+        for r in &picked {
+            let mut it = t.seek_ref(&r.refname).unwrap();
+            assert_eq!(it.next_record().unwrap().unwrap().refname, r.refname);
+        }
+        let work = t.stats().since(before);
+        assert_eq!(work.index_entries_cached, 0, "no leaf index yet");
+        assert_eq!((work.blocks_read, work.key_comparisons), (180, 1481));
+    }
+    /// Seeking without an index walks the blocks: one key comparison per block start it
+    /// looks at, then a binary search inside the block.
+    #[test]
+    fn linear_seek_comparisons() {
+        let opts = WriteOptions {
+            block_size: 1024,
+            ..WriteOptions::default()
+        };
+        let t = write(&refs(60), &[], opts);
+        assert_eq!(t.info().refs.index_offset, 0, "no index: a linear seek");
+        let before = t.stats();
+        {
+            let mut it = t.seek_ref(b"refs/heads/b00059").unwrap();
+            assert_eq!(
+                it.next_record().unwrap().unwrap().refname,
+                b"refs/heads/b00059"
+            );
+        }
+        assert_eq!(t.stats().since(before).key_comparisons, 8);
+        // Every key, block starts included: exact totals of the work.
+        let before = t.stats();
+        for r in refs(60) {
+            let mut it = t.seek_ref(&r.refname).unwrap();
+            assert_eq!(it.next_record().unwrap().unwrap().refname, r.refname);
+        }
+        let all = t.stats().since(before);
+        assert_eq!((all.blocks_read, all.key_comparisons), (120, 624));
+    }
+    /// An index entry moved to point at the next block, or back at the previous one: a
+    /// lookup of a key of the block it should point at is an error, through the index blocks and through the in-memory leaf
+    /// index alike, never a silent "not found".
+    #[test]
+    fn an_index_entry_pointing_at_a_later_block_is_corrupt() {
+        use crate::codec::record::IndexRecord;
+        use crate::codec::varint;
+        let opts = WriteOptions {
+            block_size: 256,
+            ..WriteOptions::default()
+        };
+        let t = write(&refs(200), &[], opts);
+        let index = t.info().refs.index_offset;
+        assert!(index > 0, "the table has a ref index");
+        // The index block's first two entries: their record offsets and block pointers.
+        let mut entries = Vec::new();
+        let mut walk = t.blocks();
+        while let Some(b) = walk.next_block() {
+            let (info, data) = b.unwrap();
+            if info.offset == index {
+                crate::walk::for_each_record::<IndexRecord>(&info, data, &t.codec_context(), |r| {
+                    entries.push((
+                        info.offset as usize + r.offset,
+                        r.rec.offset,
+                        r.rec.last_key.clone(),
+                    ))
+                });
+            }
+        }
+        // Entry 1 points at the second block (offset 256); make it point at the third,
+        // whose offset has a varint of the same length.
+        let (at, ptr, key) = entries[1].clone();
+        let next_ptr = entries[2].1;
+        let mut bytes = t.bytes().to_vec();
+        // The value varint follows the key: prefix length, suffix length and type, suffix.
+        let (prefix, l1) = varint::get(&bytes[at..]).unwrap();
+        let (_, l2) = varint::get(&bytes[at + l1..]).unwrap();
+        let ptr_at = at + l1 + l2 + key.len() - prefix as usize;
+        assert_eq!(varint::get(&bytes[ptr_at..]).unwrap(), (ptr, 2));
+        let mut enc = Vec::new();
+        varint::put(&mut enc, next_ptr);
+        assert_eq!(enc.len(), 2);
+        bytes[ptr_at..ptr_at + 2].copy_from_slice(&enc);
+        let damaged = Table::from_bytes("t.ref", bytes.clone()).unwrap();
+        // The first key of the second block: just past entry 0's key.
+        let victim = refs(200)
+            .into_iter()
+            .map(|r| r.refname)
+            .find(|n| n[..] > entries[0].2[..])
+            .unwrap();
+        assert!(t.read_ref(&victim).unwrap().is_some());
+        for round in 0..(LEAF_INDEX_AFTER + 2) {
+            let r = damaged.read_ref(&victim);
+            assert!(r.is_err(), "lookup {round}: {r:?}");
+        }
+        // Entry 2 pointing back at the second block (as entry 1 does): a lookup of a key
+        // of the third block would otherwise start in the second and take the third's
+        // first record for the answer.
+        let (at2, ptr2, key2) = entries[2].clone();
+        let mut bytes = t.bytes().to_vec();
+        let (prefix, l1) = varint::get(&bytes[at2..]).unwrap();
+        let (_, l2) = varint::get(&bytes[at2 + l1..]).unwrap();
+        let ptr_at = at2 + l1 + l2 + key2.len() - prefix as usize;
+        assert_eq!(varint::get(&bytes[ptr_at..]).unwrap(), (ptr2, 2));
+        let mut enc = Vec::new();
+        varint::put(&mut enc, ptr);
+        bytes[ptr_at..ptr_at + 2].copy_from_slice(&enc);
+        let damaged = Table::from_bytes("t.ref", bytes).unwrap();
+        let victim = refs(200)
+            .into_iter()
+            .map(|r| r.refname)
+            .filter(|n| n[..] > entries[1].2[..])
+            .nth(1)
+            .unwrap();
+        assert!(t.read_ref(&victim).unwrap().is_some());
+        for round in 0..(LEAF_INDEX_AFTER + 2) {
+            let r = damaged.read_ref(&victim);
+            assert!(r.is_err(), "lookup {round} of a later block's key: {r:?}");
+        }
+    }
+}
