@@ -195,22 +195,24 @@ impl<R: Record> TableIter<R> {
         Ok(b)
     }
 
-    /// The next record of the current block only.
+    /// The next record of the current block only, decoded in full.
     pub(super) fn next_in_block(&mut self) -> Result<Option<&R>> {
         let Some(info) = self.block() else {
             return Ok(None);
         };
         self.restore()?;
         let data = block_data(&self.table, &info, &self.inflated);
-        if self
+        if !self
             .cursor
             .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
         {
-            self.release_if_done();
-            Ok(Some(&self.rec))
-        } else {
-            Ok(None)
+            return Ok(None);
         }
+        if let State::Reading(r) = &mut self.state {
+            r.value_let_go = false;
+        }
+        self.release_if_done();
+        Ok(Some(&self.rec))
     }
 
     /// The next record, borrowed until the next call. After an error the iterator ends.
@@ -249,16 +251,7 @@ impl<R: Record> TableIter<R> {
             let Some(info) = self.block() else {
                 return Ok(false);
             };
-            self.restore()?;
-            let data = block_data(&self.table, &info, &self.inflated);
-            if self
-                .cursor
-                .next(&info, data, &mut self.rec, &self.ctx, &mut self.stats)?
-            {
-                if let State::Reading(r) = &mut self.state {
-                    r.value_let_go = false;
-                }
-                self.release_if_done();
+            if self.next_in_block()?.is_some() {
                 return Ok(true);
             }
             let next = info.offset + info.full_size as u64;
