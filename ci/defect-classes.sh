@@ -45,7 +45,7 @@ SRC="$SCRATCH/src"
 DEFECTS=(
   'seek-decodes-more|reftable/src/codec/block.rs|info.restart(data, lo - 1)|info.restart(data, if lo % 64 == 0 { lo - 2 } else { lo - 1 })'
   'expiry-boundary|reftable/src/stack.rs|(self.time > 0 \&\& time < self.time)|(self.time > 0 \&\& time <= self.time)'
-  'index-equal-key|reftable/src/table.rs|root.linear_seek_from(first, key)?;|root.linear_seek_from(first, \&[key, \&b"\\0"[..]].concat())?;'
+  'index-equal-key|reftable/src/table/seek.rs|root.linear_seek_from(first, key)?;|root.linear_seek_from(first, \&[key, \&b"\\0"[..]].concat())?;'
   'block-exact-fill|reftable/src/codec/block_writer.rs|if 2 + 3 * restarts + n > self.block_size.saturating_sub(next) {|if 2 + 3 * restarts + n >= self.block_size.saturating_sub(next) {'
   'df-through-symref|reftable/src/refdb/transaction.rs|        self.affect(target);\n        Ok(())|        Ok(())|            self.view.check_available(\&u.refname, \&self.affected)?;|            if u.original == u.refname { self.view.check_available(\&u.refname, \&self.affected)?; }'
   'delete-missing-old|reftable/src/refdb/transaction.rs|            if u.expects_existing() {|            if u.expects_existing() \&\& !matches!(\&u.new, Some(Val::Oid(n)) if n.is_null()) {'

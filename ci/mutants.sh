@@ -33,7 +33,14 @@ FILES=(
   reftable/src/codec/record.rs
   reftable/src/codec/block.rs
   reftable/src/codec/block_writer.rs
-  reftable/src/table.rs
+  reftable/src/table/info.rs
+  reftable/src/table/open.rs
+  reftable/src/table/pool.rs
+  reftable/src/table/iter.rs
+  reftable/src/table/seek.rs
+  reftable/src/table/budget.rs
+  reftable/src/table/peek.rs
+  reftable/src/table/lookup.rs
   reftable/src/merged.rs
   reftable/src/stack.rs
   reftable/src/stack_reader.rs

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use reftable::stale::{remove_stale, KeptBecause, StaleOptions};
 
+use crate::error::{CliError, CliResult};
 use crate::path::{resolve, Target};
-use crate::{CliError, CliResult};
 
 /// Remove (or with `dry_run`, list) writer files in `path`'s stack older than `older_than`
 /// seconds that no live process holds open. Prints one line per file.

@@ -13,10 +13,10 @@ use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
 use reftable::{IndexRecord, ObjRecord, Record, RefRecord, Table};
 
+use crate::error::{CliError, CliResult};
 use crate::path::{self, Target};
 use crate::scratch::Scratch;
 use crate::text::{show_bytes, show_log_key, write_log, write_ref};
-use crate::{CliError, CliResult};
 use reftable::walk::{self, DecodedRecord as Decoded};
 
 /// The name of a block type.
@@ -106,7 +106,7 @@ fn dump_blocks(
         let (b, data) = match next {
             Ok(x) => x,
             Err(e) => {
-                first_err.get_or_insert(e.to_string());
+                first_err.get_or_insert(format!("{e:#}"));
                 break;
             }
         };

@@ -13,9 +13,9 @@ use reftable::refdb::is_existence_marker;
 use reftable::{LogRecord, LogValue, MergedIter};
 use serde::Serialize;
 
+use crate::error::CliResult;
 use crate::path;
 use crate::text::{lossy, tz, write_log};
-use crate::CliResult;
 
 /// One reflog entry in the JSON document.
 #[derive(Serialize)]

@@ -22,6 +22,7 @@
 
 mod clean_stale;
 mod dump;
+mod error;
 mod logs;
 mod path;
 mod reencode;
@@ -31,8 +32,6 @@ mod stat;
 mod text;
 mod verify;
 
-use std::fmt;
-use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -128,67 +127,6 @@ enum Command {
         path: PathBuf,
     },
 }
-
-/// A failure that ends the program: the message for stderr and the exit status.
-#[derive(Debug)]
-pub struct CliError {
-    /// Exit status (1 corrupt data, 2 usage or I/O, 141 broken pipe).
-    pub code: u8,
-    /// What went wrong; empty for a broken pipe, which is not reported.
-    pub message: String,
-}
-
-impl CliError {
-    /// A usage or I/O error (exit status 2).
-    pub fn usage(message: impl Into<String>) -> CliError {
-        CliError {
-            code: 2,
-            message: message.into(),
-        }
-    }
-
-    /// Corrupt input (exit status 1).
-    pub fn corrupt(message: impl Into<String>) -> CliError {
-        CliError {
-            code: 1,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl From<reftable::Error> for CliError {
-    fn from(e: reftable::Error) -> CliError {
-        match e.kind() {
-            reftable::ErrorKind::Format | reftable::ErrorKind::Zlib => {
-                CliError::corrupt(e.to_string())
-            }
-            _ => CliError::usage(e.to_string()),
-        }
-    }
-}
-
-impl From<io::Error> for CliError {
-    /// Errors writing to stdout.
-    fn from(e: io::Error) -> CliError {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            CliError {
-                code: 141,
-                message: String::new(),
-            }
-        } else {
-            CliError::usage(format!("writing output: {e}"))
-        }
-    }
-}
-
-/// What each subcommand returns: its exit status, or the error that ended it.
-pub type CliResult = Result<ExitCode, CliError>;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

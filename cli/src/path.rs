@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use reftable::{HashId, MergedTable, Table};
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// What `PATH` names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,9 +220,9 @@ pub fn open(path: &Path) -> Result<Opened, CliError> {
                 let list = e.file().is_some_and(|f| f.ends_with("tables.list"));
                 match e.kind() {
                     reftable::ErrorKind::Format if list => {
-                        CliError::corrupt(format!("{e} (see 'reftable verify')"))
+                        CliError::corrupt(format!("{e:#} (see 'reftable verify')"))
                     }
-                    reftable::ErrorKind::NotExist => CliError::corrupt(e.to_string()),
+                    reftable::ErrorKind::NotExist => CliError::corrupt(format!("{e:#}")),
                     _ => CliError::from(e),
                 }
             })?;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use reftable::{Table, WriteOptions, Writer};
 
-use crate::{CliError, CliResult};
+use crate::error::{CliError, CliResult};
 
 /// What `reencode` was asked to do.
 #[derive(Clone, Debug)]
@@ -50,23 +50,23 @@ pub fn run(o: &Options) -> CliResult {
             exact_log_message: true,
         };
         let mut w =
-            Writer::try_new(Vec::new(), opts).map_err(|e| CliError::usage(e.to_string()))?;
+            Writer::try_new(Vec::new(), opts).map_err(|e| CliError::usage(format!("{e:#}")))?;
         w.set_limits(info.min_update_index, info.max_update_index)
-            .map_err(|e| CliError::corrupt(format!("{}: {e}", o.table.display())))?;
+            .map_err(|e| CliError::corrupt(format!("{}: {e:#}", o.table.display())))?;
         let mut refs = t.refs()?;
         while let Some(r) = refs.next_record()? {
             w.add_ref(r).map_err(|e| {
-                CliError::corrupt(format!("{}: cannot re-encode: {e}", o.table.display()))
+                CliError::corrupt(format!("{}: cannot re-encode: {e:#}", o.table.display()))
             })?;
         }
         let mut logs = t.logs()?;
         while let Some(l) = logs.next_record()? {
             w.add_log_verbatim(l).map_err(|e| {
-                CliError::corrupt(format!("{}: cannot re-encode: {e}", o.table.display()))
+                CliError::corrupt(format!("{}: cannot re-encode: {e:#}", o.table.display()))
             })?;
         }
         let bytes = w.finish().map_err(|e| {
-            CliError::corrupt(format!("{}: cannot re-encode: {e}", o.table.display()))
+            CliError::corrupt(format!("{}: cannot re-encode: {e:#}", o.table.display()))
         })?;
         let first_diff = bytes
             .iter()

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use reftable::{Record, RefRecord, RefValue};
 use serde::Serialize;
 
+use crate::error::CliResult;
 use crate::path;
 use crate::text::{lossy, write_ref};
-use crate::CliResult;
 
 /// One ref in the JSON document.
 #[derive(Serialize)]

@@ -14,9 +14,9 @@ use reftable::stack::suggest_compaction_segment;
 use reftable::walk::{for_each_record, for_each_record_in, locate};
 use reftable::{IndexRecord, Record, RefRecord, Table};
 
+use crate::error::CliResult;
 use crate::path::{self, Target};
 use crate::scratch::Scratch;
-use crate::CliResult;
 
 /// Blocks of one section.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

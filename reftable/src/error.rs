@@ -192,11 +192,21 @@ impl Refusal {
 
 /// The error type of every fallible operation in this crate.
 ///
+/// `{}` shows the file, the offset and what failed; an error caused by another one (an I/O
+/// error, the caller's object lookup) returns it from [`source`](std::error::Error::source)
+/// and does not repeat its text, so that chain printers (anyhow, eyre) show each cause
+/// once. `{:#}` appends the causes, as anyhow's `{:#}` does: `what: cause: cause...`.
+///
 /// ```
 /// use reftable::{Error, ErrorKind};
 /// let err = Error::new(ErrorKind::Format, "bad magic").at_offset(0).in_file("t.ref");
 /// assert_eq!(err.kind(), ErrorKind::Format);
 /// assert_eq!(err.to_string(), "t.ref: offset 0: bad magic");
+///
+/// let denied = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+/// let err = Error::io(denied, "open table").in_file("t.ref");
+/// assert_eq!(err.to_string(), "t.ref: open table");
+/// assert_eq!(format!("{err:#}"), "t.ref: open table: denied");
 /// ```
 #[derive(Debug)]
 pub struct Error {
@@ -228,13 +238,14 @@ impl Error {
         e
     }
 
-    /// An error from outside the crate (such as an object lookup), kept as the source.
+    /// An error from outside the crate (such as an object lookup), kept as the source:
+    /// the message says what failed (`what`), the source why.
     pub fn wrap(
         kind: ErrorKind,
         what: impl Into<String>,
         source: Box<dyn std::error::Error + Send + Sync>,
     ) -> Error {
-        let mut e = Error::new(kind, format!("{}: {source}", what.into()));
+        let mut e = Error::new(kind, what);
         e.source = Some(source);
         e
     }
@@ -249,8 +260,8 @@ impl Error {
         Error::new(ErrorKind::Api, message)
     }
 
-    /// An I/O error, keeping the underlying error as the source. `NotFound` becomes
-    /// [`ErrorKind::NotExist`].
+    /// An I/O error: the message says what failed (`what`), the underlying error, kept as
+    /// the source, why. `NotFound` becomes [`ErrorKind::NotExist`].
     pub fn io(err: io::Error, what: impl Into<String>) -> Error {
         let kind = if err.kind() == io::ErrorKind::NotFound {
             ErrorKind::NotExist
@@ -259,7 +270,7 @@ impl Error {
         };
         Error {
             kind,
-            message: format!("{}: {}", what.into(), err),
+            message: what.into(),
             file: None,
             offset: None,
             source: Some(Box::new(err)),
@@ -288,7 +299,7 @@ impl Error {
         self.kind
     }
 
-    /// The message, without file and offset.
+    /// The message, without file, offset and source.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -326,7 +337,15 @@ impl fmt::Display for Error {
         if let Some(offset) = self.offset {
             write!(f, "offset {offset}: ")?;
         }
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        if f.alternate() {
+            let mut cause = std::error::Error::source(self);
+            while let Some(c) = cause {
+                write!(f, ": {c}")?;
+                cause = c.source();
+            }
+        }
+        Ok(())
     }
 }
 
@@ -340,3 +359,40 @@ impl std::error::Error for Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// A wrapped I/O error: `Display` says what failed without the I/O error's text, which
+    /// comes once as the source; `{:#}` and a chain printer show it after the message.
+    #[test]
+    fn the_message_does_not_repeat_the_source() {
+        let io_err = io::Error::new(io::ErrorKind::PermissionDenied, "no entry for you");
+        let e = Error::io(io_err, "open table").in_file("t.ref");
+        assert_eq!(e.kind(), ErrorKind::Io);
+        assert_eq!(e.to_string(), "t.ref: open table");
+        assert!(!e.to_string().contains("no entry for you"));
+        assert_eq!(e.message(), "open table");
+        assert_eq!(e.source().unwrap().to_string(), "no entry for you");
+        assert_eq!(format!("{e:#}"), "t.ref: open table: no entry for you");
+        // What a chain printer (anyhow's "{:#}", eyre) writes: each cause once.
+        let mut chain = vec![e.to_string()];
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            chain.push(c.to_string());
+            cause = c.source();
+        }
+        assert_eq!(chain.join(": "), "t.ref: open table: no entry for you");
+        let lookup = Error::wrap(ErrorKind::ObjectLookup, "looking up x", "odb gone".into());
+        assert_eq!(
+            (lookup.to_string(), format!("{lookup:#}")),
+            (
+                "looking up x".to_string(),
+                "looking up x: odb gone".to_string()
+            )
+        );
+        assert_eq!(format!("{:#}", Error::format("bad")), "bad");
+    }
+}

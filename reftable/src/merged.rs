@@ -10,12 +10,11 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use crate::codec::format::BlockType;
 use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::{Error, Result};
 use crate::hash::HashId;
 use crate::stats::{Stats, StatsSink};
-use crate::table::{Table, TableIter};
+use crate::table::{Budget, Table, TableIter};
 
 /// Inflated log data the table iterators of one merged iterator may hold together before
 /// the idle ones let theirs go, unless [`MergedTable::set_inflate_budget`] says otherwise.
@@ -257,14 +256,8 @@ pub struct MergedIter<R: Record> {
     /// The table whose record was returned last; advanced on the next call.
     advance: Option<usize>,
     suppress_deletions: bool,
-    inflate_budget: usize,
-    /// Inflated log bytes each table iterator held after it last moved, and their sum.
-    held: Vec<usize>,
-    held_total: usize,
-    /// A big inflate buffer and a record with a big value that one table iterator let go,
-    /// handed to the next one that needs them (see [`TableIter::recycle_with`]).
-    pool_buf: Vec<u8>,
-    pool_rec: Option<R>,
+    /// What the table iterators hold, kept within the inflate budget.
+    budget: Budget<R>,
     /// The merged level's own counters, left in `sink` on drop.
     stats: Stats,
     sink: Arc<StatsSink>,
@@ -292,11 +285,7 @@ impl<R: Record> MergedIter<R> {
             spare_keys: Vec::new(),
             advance: None,
             suppress_deletions,
-            inflate_budget,
-            held: vec![0; n],
-            held_total: 0,
-            pool_buf: Vec::new(),
-            pool_rec: None,
+            budget: Budget::new(n, inflate_budget),
             stats: Stats::default(),
             sink,
             failed: false,
@@ -308,7 +297,7 @@ impl<R: Record> MergedIter<R> {
     /// inflate their block again when they move on), so memory stays bounded by the
     /// budget and one block, not by tables x block size.
     fn fill(&mut self, i: usize) -> Result<()> {
-        if !self.move_table(i)? {
+        if !self.budget.next_key(&mut self.iters, i)? {
             return Ok(());
         }
         {
@@ -317,51 +306,6 @@ impl<R: Record> MergedIter<R> {
             r.write_key(&mut key);
             self.stats.heap_operations += 1;
             self.heap.push(HeapItem { key, index: i });
-        }
-        Ok(())
-    }
-
-    /// Move table `i`'s iterator to its next record (false at its end), keeping the
-    /// inflated data all iterators hold within the budget.
-    fn move_table(&mut self, i: usize) -> Result<bool> {
-        if R::BLOCK_TYPE != BlockType::Log {
-            // Only log blocks are inflated; other iterators hold nothing to account for.
-            return self.iters[i].next_key();
-        }
-        let next = self.iters[i]
-            .recycle_with(&mut self.pool_buf, &mut self.pool_rec, |it| it.next_key())?;
-        self.charge(i);
-        Ok(next)
-    }
-
-    /// Charge table `i` what its iterator holds now (an ended one too: its last record
-    /// until it is evicted). Past the budget, the other iterators let go of their inflated
-    /// blocks and big values, and are charged the small record each may keep.
-    fn charge(&mut self, i: usize) {
-        let now = self.iters[i].held_bytes();
-        self.held_total = self.held_total - self.held[i] + now;
-        self.held[i] = now;
-        if self.held_total > self.inflate_budget {
-            for (j, it) in self.iters.iter_mut().enumerate() {
-                if j != i && self.held[j] > 0 {
-                    it.evict_inflated();
-                    let kept = it.held_bytes();
-                    self.held_total = self.held_total - self.held[j] + kept;
-                    self.held[j] = kept;
-                }
-            }
-        }
-    }
-
-    /// Decode table `i`'s current record in full again if its value was let go, or for the
-    /// first time if only its key was peeked, and charge what that inflated. Charged even
-    /// when nothing was restored: that is where a table that ended is evicted.
-    fn restore(&mut self, i: usize) -> Result<()> {
-        self.iters[i].recycle_with(&mut self.pool_buf, &mut self.pool_rec, |it| {
-            it.restore_current()
-        })?;
-        if R::BLOCK_TYPE == BlockType::Log {
-            self.charge(i);
         }
         Ok(())
     }
@@ -404,8 +348,7 @@ impl<R: Record> MergedIter<R> {
         let r = (|| {
             for i in 0..self.iters.len() {
                 self.iters[i].seek_lazy(key)?;
-                self.held_total -= self.held[i];
-                self.held[i] = 0;
+                self.budget.forget(i);
                 self.fill(i)?;
             }
             Ok(())
@@ -493,7 +436,7 @@ impl<R: Record> MergedIter<R> {
             }
             self.spare_keys.push(top.key);
             // Filling the shadowed tables may have let this one's big value go.
-            self.restore(top.index)?;
+            self.budget.restore(&mut self.iters, top.index)?;
             if self.suppress_deletions && self.iters[top.index].current().is_deletion() {
                 self.fill(top.index)?;
                 continue;
@@ -506,8 +449,8 @@ impl<R: Record> MergedIter<R> {
     /// Table `i` is the only one with records left: nothing can shadow them, so they
     /// pass straight through, with no key copy and no queue work.
     fn pass_through(&mut self, i: usize) -> Result<Option<usize>> {
-        while self.move_table(i)? {
-            self.restore(i)?;
+        while self.budget.next_key(&mut self.iters, i)? {
+            self.budget.restore(&mut self.iters, i)?;
             let deletion = self.iters[i].current().is_deletion();
             if deletion && (self.suppress_deletions || defect!(TombstoneIgnored)) {
                 continue;
@@ -900,12 +843,13 @@ mod tests {
                 m.set_inflate_budget(b);
             }
             let mut it = m.logs().unwrap();
-            let one_table = it.held[0];
+            let one_table = it.budget.charged().0[0];
             let mut names = Vec::new();
             let mut most_holding = 0;
             while let Some(rec) = it.next_record().unwrap() {
                 names.push(String::from_utf8(rec.refname.clone()).unwrap());
-                assert_eq!(it.held_total, it.held.iter().sum::<usize>());
+                let (held, total) = it.budget.charged();
+                assert_eq!(total, held.iter().sum::<usize>());
                 let inflated = it.iters.iter().filter(|t| t.inflated_bytes() > 0).count();
                 most_holding = most_holding.max(inflated);
             }
@@ -949,11 +893,12 @@ mod tests {
             m.set_inflate_budget(budget);
             let mut it = m.logs().unwrap();
             let check = |it: &MergedIter<LogRecord>, at: &str| {
-                assert_eq!(it.held_total, it.held.iter().sum::<usize>(), "{at}");
+                let (held, total) = it.budget.charged();
+                assert_eq!(total, held.iter().sum::<usize>(), "{at}");
                 // Each table is charged its inflated block and the message of its current
                 // record (for an ended table, its last one); an evicted one holds nothing.
                 for i in 0..it.iters.len() {
-                    assert_eq!(it.held[i], it.held_by(i), "table {i}, {at}");
+                    assert_eq!(it.budget.charged().0[i], it.held_by(i), "table {i}, {at}");
                 }
             };
             // With no budget, every record's table evicts the others: an ended table, whose
@@ -1002,7 +947,7 @@ mod tests {
         let mut m = MergedTable::new(tables, HashId::Sha1).unwrap();
         m.set_inflate_budget(0);
         let mut it = m.logs().unwrap();
-        assert_eq!(it.held_total, 0);
+        assert_eq!(it.budget.charged().1, 0);
         assert_eq!(it.stats().blocks_inflated, 0);
         let mut names = Vec::new();
         while let Some(rec) = it.next_record().unwrap() {

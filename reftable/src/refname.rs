@@ -70,6 +70,21 @@ pub fn is_pseudoref(name: &[u8]) -> bool {
     name == b"FETCH_HEAD" || name == b"MERGE_HEAD"
 }
 
+/// git's root refs: upper case and `_` only, not a pseudoref, and `HEAD`, a name ending in
+/// `_HEAD` or one of the few others git keeps at the top.
+pub fn is_root_ref(name: &[u8]) -> bool {
+    let syntax = !name.is_empty() && name.iter().all(|&c| c.is_ascii_uppercase() || c == b'_');
+    let known = [
+        &b"HEAD"[..],
+        b"AUTO_MERGE",
+        b"BISECT_EXPECTED_REV",
+        b"NOTES_MERGE_PARTIAL",
+        b"NOTES_MERGE_REF",
+        b"MERGE_AUTOSTASH",
+    ];
+    syntax && !is_pseudoref(name) && (name.ends_with(b"_HEAD") || known.contains(&name))
+}
+
 /// Whether git writes a reflog for `name` under `core.logAllRefUpdates=true` without one
 /// existing: branches, remote-tracking refs, notes and `HEAD`.
 pub fn autocreates_reflog(name: &[u8]) -> bool {
@@ -223,6 +238,16 @@ mod tests {
         assert!(!is_valid_refname(b"HEAD", false));
         assert!(is_valid_refname(b"HEAD", true));
         assert!(is_valid_refname(b"foo", true));
+    }
+
+    #[test]
+    fn root_refs() {
+        for n in ["HEAD", "ORIG_HEAD", "CHERRY_PICK_HEAD", "AUTO_MERGE"] {
+            assert!(is_root_ref(n.as_bytes()), "{n}");
+        }
+        for n in ["FETCH_HEAD", "MERGE_HEAD", "FOO", "head", "config"] {
+            assert!(!is_root_ref(n.as_bytes()), "{n}");
+        }
     }
 
     #[test]

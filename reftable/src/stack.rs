@@ -276,12 +276,12 @@ impl Stack {
     /// use reftable::{RefRecord, RefValue, Stack, StackOptions};
     /// let mut stack = Stack::open(dir.path(), StackOptions::default())?;
     /// let head = RefValue::Symref(b"refs/heads/main".to_vec());
-    /// stack.add(|w, ts| {
-    ///     w.set_limits(ts, ts)?;
-    ///     w.add_ref(&RefRecord::new("HEAD", ts, head))
+    /// stack.add(|w, update_index| {
+    ///     w.set_limits(update_index, update_index)?;
+    ///     w.add_ref(&RefRecord::new("HEAD", update_index, head))
     /// })?;
     /// if let Some(e) = stack.after_commit_error() {
-    ///     eprintln!("warning: committed, but {e}");
+    ///     eprintln!("warning: committed, but {e:#}");
     /// }
     /// # Ok(())
     /// # }

@@ -39,9 +39,9 @@ use std::process::ExitCode;
 use reftable::codec::format::BlockType;
 use reftable::Table;
 
+use crate::error::{message_and_causes, CliError, CliResult};
 use crate::path::{self, Target};
 use crate::scratch::Scratch;
-use crate::{CliError, CliResult};
 use records::Collected;
 use report::Report;
 
@@ -144,7 +144,10 @@ fn check_file(file: &Path, shown: &str, scratch: &mut Scratch) -> Result<Checked
     let t = match Table::open(file) {
         Ok(t) => t,
         Err(e) if e.kind() == reftable::ErrorKind::Io => {
-            return Err(CliError::usage(format!("{shown}: {}", e.message())));
+            return Err(CliError::usage(format!(
+                "{shown}: {}",
+                message_and_causes(&e)
+            )));
         }
         Err(e) => {
             report.error(&e);

@@ -6,6 +6,7 @@ use reftable::codec::block::BlockInfo;
 use reftable::walk;
 
 use super::MAX_PROBLEMS_PER_FILE;
+use crate::error::message_and_causes;
 
 /// One problem: the file, where in it, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl Report {
     }
 
     pub(super) fn error(&mut self, e: &reftable::Error) {
-        self.add(e.offset(), e.message().to_string());
+        self.add(e.offset(), message_and_causes(e));
     }
 
     pub(super) fn count(&self) -> usize {

@@ -10,10 +10,10 @@ use reftable::HashId;
 
 use super::check_file;
 use super::report::{Problem, Report};
+use crate::error::CliError;
 use crate::path;
 use crate::scratch::Scratch;
 use crate::text::show_bytes;
-use crate::CliError;
 
 /// git's table file name: `0x<min>-0x<max>-<8 hex digits>.ref` (at least 12 digits each).
 /// Returns the update indexes it names.

@@ -71,7 +71,7 @@ fn sample(env: &Env, repo: &Path, through_git: bool) -> Sample {
         Ok((s, db.stack().next_update_index().saturating_sub(1)))
     }) {
         Ok((s, index)) => Sample::of(false, listed_refs(&s), Some(index)),
-        Err(e) => Sample::failed(false, format!("our reader: {e}")),
+        Err(e) => Sample::failed(false, format!("our reader: {e:#}")),
     }
 }
 

@@ -81,10 +81,10 @@ fn trim_nl(m: &[u8]) -> String {
 /// Every reflog update record of the stack in `stack`: (ref, update index, message).
 fn log_records(stack: &Path) -> Result<Vec<(String, u64, String)>, String> {
     let db =
-        reftable::refdb::RefDb::open(stack, refdb_options(false)).map_err(|e| e.to_string())?;
-    let mut it = db.stack().merged().logs().map_err(|e| e.to_string())?;
+        reftable::refdb::RefDb::open(stack, refdb_options(false)).map_err(|e| format!("{e:#}"))?;
+    let mut it = db.stack().merged().logs().map_err(|e| format!("{e:#}"))?;
     let mut out = Vec::new();
-    while let Some(l) = it.next_record().map_err(|e| e.to_string())? {
+    while let Some(l) = it.next_record().map_err(|e| format!("{e:#}"))? {
         if let LogValue::Update(u) = &l.value {
             if !reftable::refdb::is_existence_marker(l) {
                 out.push((
@@ -118,7 +118,8 @@ impl<'a> Evidence<'a> {
         worker_errors: Vec<String>,
     ) -> Evidence<'a> {
         let stack = repo.join(".git/reftable");
-        let ours = Snapshot::of_stack_dir(&stack, refdb_options(false)).map_err(|e| e.to_string());
+        let ours =
+            Snapshot::of_stack_dir(&stack, refdb_options(false)).map_err(|e| format!("{e:#}"));
         let git_refs = git_refs(env, repo);
         let mut git_reflogs = BTreeMap::new();
         if let Ok(s) = &ours {

@@ -180,7 +180,7 @@ impl Worker<'_> {
                     });
                 match r {
                     Ok(index) => (true, String::new(), Some(index), None),
-                    Err(e) => (false, e.to_string(), None, crate::err_class::of_ours(&e)),
+                    Err(e) => (false, format!("{e:#}"), None, crate::err_class::of_ours(&e)),
                 }
             }
         }
@@ -225,7 +225,7 @@ impl Worker<'_> {
                         .map(|_| ()),
                 };
                 let class = r.as_ref().err().and_then(crate::err_class::of_ours);
-                let err = r.err().map(|e| e.to_string()).unwrap_or_default();
+                let err = r.err().map(|e| format!("{e:#}")).unwrap_or_default();
                 (what.to_string(), err.is_empty(), err, class)
             }
         }
@@ -330,10 +330,11 @@ impl<'a> Worker<'a> {
             WriterKind::Git => {
                 w.git = Some(Git::find(Some(&spec.git))?);
                 w.reader =
-                    Some(RefDb::open(&stack, refdb_options(false)).map_err(|e| e.to_string())?);
+                    Some(RefDb::open(&stack, refdb_options(false)).map_err(|e| format!("{e:#}"))?);
             }
             WriterKind::Ours => {
-                w.ours = Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| e.to_string())?);
+                w.ours =
+                    Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| format!("{e:#}"))?);
             }
         }
         Ok(w)

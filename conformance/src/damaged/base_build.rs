@@ -58,7 +58,7 @@ fn make_base(
         }
     }
     let stack = git_dir.join("reftable");
-    let db = RefDb::open(&stack, db_options(hash)).map_err(|e| e.to_string())?;
+    let db = RefDb::open(&stack, db_options(hash)).map_err(|e| format!("{e:#}"))?;
     let (picked, reflog_name) = looked_up_names(&db)?;
     let all_sites = stack_sites(&stack)?;
     let mut base = Base {
@@ -114,8 +114,8 @@ fn copy_case(
 /// `show-ref --verify`, and a reflog for `reflog show` (`HEAD` only when it is a ref).
 fn looked_up_names(db: &RefDb) -> Result<(Vec<String>, Option<String>), String> {
     let mut names = Vec::new();
-    let mut it = db.refs().map_err(|e| e.to_string())?;
-    while let Some(r) = it.next_ref().map_err(|e| e.to_string())? {
+    let mut it = db.refs().map_err(|e| format!("{e:#}"))?;
+    while let Some(r) = it.next_ref().map_err(|e| format!("{e:#}"))? {
         names.push(String::from_utf8_lossy(&r.refname).into_owned());
     }
     let picked: Vec<String> = [0, names.len() / 2, names.len().saturating_sub(1)]
@@ -126,7 +126,7 @@ fn looked_up_names(db: &RefDb) -> Result<(Vec<String>, Option<String>), String> 
         .collect();
     let reflog_name = db
         .reflog_names()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("{e:#}"))?
         .into_iter()
         .map(|n| String::from_utf8_lossy(&n).into_owned())
         .find(|n| n != "HEAD" || names.iter().any(|m| m == "HEAD"));

@@ -61,7 +61,7 @@ pub(crate) fn run_git(
 /// library (for-each-ref: resolved refs under `refs/`; show-ref: point lookups; reflog:
 /// entries; refs-verify: every ref and log record; pack-refs: compaction).
 fn ours_one(command: &str, dir: &Path, base: &Base) -> Result<String, String> {
-    let e = |e: reftable::Error| e.to_string();
+    let e = |e: reftable::Error| format!("{e:#}");
     let mut db = RefDb::open(dir, db_options(base.hash)).map_err(e)?;
     let mut out = String::new();
     match command {

@@ -12,15 +12,15 @@ use crate::setup::env::Env;
 
 /// The refs and reflog entries of the table in `bytes`.
 pub(crate) fn records(bytes: &[u8]) -> Result<(Vec<RefRecord>, Vec<LogRecord>), String> {
-    let t = Table::from_bytes("t", bytes.to_vec()).map_err(|e| e.to_string())?;
+    let t = Table::from_bytes("t", bytes.to_vec()).map_err(|e| format!("{e:#}"))?;
     let refs = t
         .refs()
         .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("{e:#}"))?;
     let logs = t
         .logs()
         .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("{e:#}"))?;
     Ok((refs, logs))
 }
 

@@ -50,10 +50,10 @@ impl OurStack {
     /// Import the refs and reflogs of the files repository `files` (its work tree) into
     /// the stack: the one table that makes.
     pub(crate) fn import(&self, env: &Env, files: &Path) -> Result<Vec<u8>, String> {
-        let refs = FilesRefs::read(&files.join(".git"), self.hash).map_err(|e| e.to_string())?;
-        let mut db = RefDb::open(&self.dir, self.options).map_err(|e| e.to_string())?;
+        let refs = FilesRefs::read(&files.join(".git"), self.hash).map_err(|e| format!("{e:#}"))?;
+        let mut db = RefDb::open(&self.dir, self.options).map_err(|e| format!("{e:#}"))?;
         db.import(&refs, &PoolObjects(&env.pool(self.hash).pool))
-            .map_err(|e| format!("{:?}: {e}", e.kind()))?;
+            .map_err(|e| format!("{:?}: {e:#}", e.kind()))?;
         only_table(&self.dir)
     }
 

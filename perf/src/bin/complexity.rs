@@ -83,7 +83,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("complexity: {e}");
+            eprintln!("complexity: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -14,7 +14,8 @@
 //! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
 //! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]);
 //! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]);
-//! - [`migrate`]: refs and reflogs of git's files backend into a stack ([`RefDb::import`]);
+//! - [`migrate`]: refs and reflogs of git's files backend ([`FilesRefs::read`]) into a stack
+//!   ([`RefDb::import`]) and back ([`RefDb::export_files`]);
 //! - [`worktree`]: a linked worktree's refs over its own stack and the common one
 //!   ([`WorktreeRefDb`]).
 
@@ -23,6 +24,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::stack::{Stack, StackOptions};
 
+mod files;
 pub mod migrate;
 pub mod objects;
 pub mod read;

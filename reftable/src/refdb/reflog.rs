@@ -36,10 +36,10 @@ pub fn normalize_message(msg: &[u8]) -> Vec<u8> {
 }
 
 /// A reflog existence marker: null old and new ids, empty strings, time 0.
-pub(crate) fn existence_marker(name: &[u8], ts: u64, hash: HashId) -> LogRecord {
+pub(crate) fn existence_marker(name: &[u8], update_index: u64, hash: HashId) -> LogRecord {
     LogRecord {
         refname: name.to_vec(),
-        update_index: ts,
+        update_index,
         value: LogValue::Update(LogUpdate {
             old_id: ObjectId::null(hash),
             new_id: ObjectId::null(hash),
@@ -153,9 +153,9 @@ impl RefDb {
         }
         let name = name.to_vec();
         let hash = self.stack.options().hash();
-        self.stack.add(|w, ts| {
-            w.set_limits(ts, ts)?;
-            w.add_log_verbatim(&existence_marker(&name, ts, hash))
+        self.stack.add(|w, update_index| {
+            w.set_limits(update_index, update_index)?;
+            w.add_log_verbatim(&existence_marker(&name, update_index, hash))
         })
     }
 
@@ -163,8 +163,8 @@ impl RefDb {
     pub fn delete_reflog(&mut self, name: &[u8]) -> Result<()> {
         self.stack.reload()?;
         let logs = self.view().live_logs(name)?;
-        self.stack.add(|w, ts| {
-            w.set_limits(ts, ts)?;
+        self.stack.add(|w, update_index| {
+            w.set_limits(update_index, update_index)?;
             for l in &logs {
                 w.add_log(&LogRecord {
                     refname: l.refname.clone(),
@@ -220,10 +220,10 @@ impl RefDb {
         let live = out.kept > 0;
         let name = name.to_vec();
         let mut add = self.stack.new_addition(false)?;
-        add.add_table(|w, ts| {
-            w.set_limits(ts, ts)?;
+        add.add_table(|w, update_index| {
+            w.set_limits(update_index, update_index)?;
             if !live {
-                w.add_log_verbatim(&existence_marker(&name, ts, hash))?;
+                w.add_log_verbatim(&existence_marker(&name, update_index, hash))?;
             }
             for l in &logs {
                 w.add_log(l)?;

@@ -702,7 +702,7 @@ enum LogExtra {
 struct TableInput<'a> {
     work: &'a [Work],
     null: ObjectId,
-    ts: u64,
+    update_index: u64,
     committer: &'a Committer,
     max_message: usize,
     /// Which refs this table holds (in a worktree, those of one of its two stacks).
@@ -717,10 +717,10 @@ fn write_records(
     out: &Output,
     objects: &mut Objects<'_>,
 ) -> Result<(usize, usize)> {
-    let (work, ts) = (input.work, input.ts);
-    w.set_limits(ts, ts)?;
+    let (work, update_index) = (input.work, input.update_index);
+    w.set_limits(update_index, update_index)?;
     // One record of each kind, refilled for every update: no allocation per record.
-    let mut rec = RefRecord::new(Vec::new(), ts, RefValue::Deletion);
+    let mut rec = RefRecord::new(Vec::new(), update_index, RefValue::Deletion);
     let mut refs = 0;
     for &(i, _) in &out.queued {
         let u = &work[i];
@@ -753,12 +753,12 @@ fn write_records(
     let null = input.null;
     let mut tombstone = LogRecord {
         refname: Vec::new(),
-        update_index: ts,
+        update_index,
         value: LogValue::Deletion,
     };
     let mut entry = LogRecord {
         refname: Vec::new(),
-        update_index: ts,
+        update_index,
         value: LogValue::Update(LogUpdate {
             old_id: null,
             new_id: null,
@@ -828,7 +828,7 @@ pub(crate) fn to_work(
 pub(crate) fn lock_stack(stack: &mut Stack) -> Result<Addition<'_>> {
     stack.new_addition(true).map_err(|e| {
         if e.kind() == ErrorKind::Lock {
-            Error::new(ErrorKind::Lock, format!("cannot lock references: {e}"))
+            Error::new(ErrorKind::Lock, format!("cannot lock references: {e:#}"))
         } else {
             e
         }
@@ -902,13 +902,13 @@ impl Planned<'_> {
         keep: &dyn Fn(&[u8]) -> bool,
     ) -> Result<PreparedTransaction<'a>> {
         let next = addition.next_update_index();
-        let ts = planted!(WrongUpdateIndex, next, next + 1);
+        let update_index = planted!(WrongUpdateIndex, next, next + 1);
         let block_size = addition.stack().options().write.block_size;
         let max_message = (if block_size == 0 { 4096 } else { block_size } / 2) as usize;
         let input = TableInput {
             work: &self.work,
             null: ObjectId::null(addition.stack().options().hash()),
-            ts,
+            update_index,
             committer,
             max_message,
             keep,
@@ -923,7 +923,7 @@ impl Planned<'_> {
         }
         Ok(PreparedTransaction {
             addition,
-            update_index: ts,
+            update_index,
             refs: written.0,
             logs: written.1,
         })
