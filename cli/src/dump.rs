@@ -92,17 +92,31 @@ fn print_records<R: Record>(
     }))
 }
 
-/// Print every block of a table and its records. Returns the first problem met.
+/// Print every block of a table and its records, stopping at a log block that would take the
+/// bytes inflated past `inflate_left` (which it counts down). Returns the first problem met.
 fn dump_blocks(
     out: &mut impl Write,
     t: &Table,
     scratch: &mut Scratch,
+    inflate_left: &mut u64,
 ) -> Result<Option<String>, CliError> {
     let mut first_err = None;
     let mut data_type = BlockType::Ref;
     let mut walk = scratch.take_walk(t);
     let line = &mut scratch.line;
-    while let Some(next) = walk.next_block() {
+    let logs = t.info().logs;
+    let mut next_at = 0u64;
+    loop {
+        // With the inflate budget spent, no log block is inflated at all.
+        if *inflate_left == 0 && logs.present && next_at >= logs.offset {
+            writeln!(
+                out,
+                "  (log blocks from {} not shown: the log blocks inflated reached --max-inflate)",
+                next_at.max(logs.offset)
+            )?;
+            break;
+        }
+        let Some(next) = walk.next_block() else { break };
         let (b, data) = match next {
             Ok(x) => x,
             Err(e) => {
@@ -110,6 +124,19 @@ fn dump_blocks(
                 break;
             }
         };
+        next_at = b.offset + b.full_size as u64;
+        if b.block_type == BlockType::Log {
+            if (b.block_len as u64) > *inflate_left {
+                *inflate_left = 0;
+                writeln!(
+                    out,
+                    "  (stopped at the log block at {}: the log blocks inflated reach --max-inflate; the rest is not shown)",
+                    b.offset
+                )?;
+                break;
+            }
+            *inflate_left -= b.block_len as u64;
+        }
         let kind = if b.block_type == BlockType::Index {
             format!("{} index", type_name(data_type))
         } else {
@@ -209,7 +236,7 @@ fn dump_blocks(
 }
 
 /// Run `dump`.
-pub fn run(p: &Path, blocks: bool) -> CliResult {
+pub fn run(p: &Path, blocks: bool, max_inflate: u64) -> CliResult {
     let opened = path::open(p)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     if let Target::Stack { dir, .. } = &opened.target {
@@ -233,10 +260,11 @@ pub fn run(p: &Path, blocks: bool) -> CliResult {
     }
     let mut first_err = None;
     let mut scratch = Scratch::default();
+    let mut inflate_left = max_inflate;
     for (name, t) in opened.names.iter().zip(opened.tables()) {
         dump_header(&mut out, name, t)?;
         if blocks {
-            if let Some(e) = dump_blocks(&mut out, t, &mut scratch)? {
+            if let Some(e) = dump_blocks(&mut out, t, &mut scratch, &mut inflate_left)? {
                 writeln!(out, "  error: {e}")?;
                 first_err.get_or_insert(e);
             }

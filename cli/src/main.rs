@@ -80,6 +80,10 @@ enum Command {
         /// Also print every block (offset, type, length, restarts) and its records.
         #[arg(long, short = 'b')]
         blocks: bool,
+        /// With --blocks, stop once the log blocks inflated reach this many bytes (they can
+        /// inflate to 16 MiB each; the default keeps a dump within seconds).
+        #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
+        max_inflate: u64,
         /// Repository, reftable/ directory or table file.
         path: PathBuf,
     },
@@ -141,7 +145,11 @@ fn main() -> ExitCode {
             path,
             refname,
         } => logs::run(&path, json, refname.as_deref()),
-        Command::Dump { blocks, path } => dump::run(&path, blocks),
+        Command::Dump {
+            blocks,
+            max_inflate,
+            path,
+        } => dump::run(&path, blocks, max_inflate),
         Command::Stat { path } => stat::run(&path),
         Command::Verify { path } => verify::run(&path),
         Command::CleanStale {

@@ -243,3 +243,26 @@ fn repository_paths_resolve_to_the_stack() {
     assert_eq!(reftable(&["refs"]).status.code(), Some(2));
     assert_eq!(reftable(&["frobnicate"]).status.code(), Some(2));
 }
+
+#[test]
+fn dump_blocks_inflates_no_log_block_past_max_inflate() {
+    let mut with_logs = 0;
+    for case in cases() {
+        let all = ok(&["dump", "--blocks", s(&case.stack())]);
+        if !all.contains(" (log)") {
+            continue;
+        }
+        with_logs += 1;
+        let capped = ok(&["dump", "--blocks", "--max-inflate", "0", s(&case.stack())]);
+        assert!(
+            !capped.contains(" (log)"),
+            "{}: a log block shown",
+            case.name
+        );
+        assert!(capped.contains("not shown"), "{}: no note", case.name);
+        // Everything before the log sections is as in the full dump.
+        let first = |d: &str| d.lines().take_while(|l| !l.contains(" (log)")).count();
+        assert!(first(&capped) >= first(&all).min(2), "{}", case.name);
+    }
+    assert!(with_logs > 0, "no fixture with log blocks");
+}

@@ -142,7 +142,7 @@ impl OpUnderTest<'_> {
             self.env.profile.dangling_symref_protected,
             false,
         );
-        Snapshot::of_stack_dir(stack, o).map_err(|e| e.to_string())
+        Snapshot::of_stack_dir(stack, o).map_err(|e| format!("{e:#}"))
     }
 
     /// The next writer of `side` on `repo`: it creates [`NEXT_REF`]; its refusal, if any.
@@ -166,7 +166,7 @@ impl OpUnderTest<'_> {
                 RefDb::open(repo.join(".git/reftable"), o)
                     .and_then(|mut db| db.transaction(&[u], &c, &PoolObjects(pool)))
                     .err()
-                    .map(|e| e.to_string())
+                    .map(|e| format!("{e:#}"))
             }
         }
     }

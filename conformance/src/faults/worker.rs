@@ -124,7 +124,7 @@ fn apply(spec: &WorkerSpec, pool: &Pool) -> WorkerOutcome {
         &committer_at(spec.tick),
         &PoolObjects(pool),
     );
-    let warning = db.stack().after_commit_error().map(ToString::to_string);
+    let warning = db.stack().after_commit_error().map(|e| format!("{e:#}"));
     match r {
         Ok(()) => WorkerOutcome {
             ok: true,

@@ -43,7 +43,7 @@ pub fn refdb_options(
 pub(crate) fn our_refusal(e: &reftable::Error) -> Refused {
     Refused {
         class: crate::err_class::of_ours(e),
-        message: e.to_string(),
+        message: format!("{e:#}"),
     }
 }
 

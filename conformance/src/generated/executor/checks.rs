@@ -123,7 +123,11 @@ impl Executor<'_> {
         let ours = match Snapshot::of_refdb(&self.db) {
             Ok(s) => s,
             Err(e) => {
-                self.diverge(Check::OursReadsGit, "read error", format!("our stack: {e}"));
+                self.diverge(
+                    Check::OursReadsGit,
+                    "read error",
+                    format!("our stack: {e:#}"),
+                );
                 return None;
             }
         };
@@ -142,7 +146,7 @@ impl Executor<'_> {
                 self.diverge(
                     Check::OursReadsGit,
                     "read error",
-                    format!("git's stack: {e}"),
+                    format!("git's stack: {e:#}"),
                 );
                 return None;
             }

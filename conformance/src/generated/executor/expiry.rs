@@ -68,12 +68,12 @@ impl Executor<'_> {
             }))
         });
         if let Err(e) = compacted {
-            return Err(("compaction failed", e.to_string()));
+            return Err(("compaction failed", format!("{e:#}")));
         }
         let read = |dir: &std::path::Path, who: &str| {
             Snapshot::of_stack_dir(dir, opts)
                 .map(with_entries)
-                .map_err(|e| ("read error", format!("{who}: {e}")))
+                .map_err(|e| ("read error", format!("{who}: {e:#}")))
         };
         let git = read(&git_repo.join(".git/reftable"), "git's expired copy")?;
         let ours = read(&ours_dir, "our compacted copy")?;

@@ -192,7 +192,7 @@ impl Executor<'_> {
                 let got = match db.read_ref(name.as_bytes()) {
                     Ok(r) => r.and_then(|r| SValue::of(&r.value)),
                     Err(e) => {
-                        return Some(("lookup error", format!("{which}: read_ref({name}): {e}")));
+                        return Some(("lookup error", format!("{which}: read_ref({name}): {e:#}")));
                     }
                 };
                 if got.as_ref() != want {
@@ -224,7 +224,7 @@ impl Executor<'_> {
                         return Some(("reflog lookup mismatch", detail));
                     }
                     Err(e) => {
-                        return Some(("lookup error", format!("reflog({name}): {e}")));
+                        return Some(("lookup error", format!("reflog({name}): {e:#}")));
                     }
                 }
             }

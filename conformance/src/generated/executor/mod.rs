@@ -79,8 +79,8 @@ impl<'e> Executor<'e> {
             env.profile.dangling_symref_protected,
             false,
         );
-        let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| e.to_string())?;
-        let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| e.to_string())?;
+        let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
+        let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
         let null = ObjectId::null(hash);
         let mut model = Model::new(null, opts.log_refs, opts.block_size);
         model.protect_dangling_symrefs = env.profile.dangling_symref_protected;

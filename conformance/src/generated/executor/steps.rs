@@ -186,7 +186,7 @@ impl Executor<'_> {
             },
         };
         if let Err(e) = self.db.reload() {
-            self.diverge(Check::OursReadsGit, "reload failed", e.to_string());
+            self.diverge(Check::OursReadsGit, "reload failed", format!("{e:#}"));
         }
         Some(r)
     }
