@@ -12,37 +12,25 @@ use conformance::faults::trial::Side;
 use conformance::faults::{run_faults, FaultsConfig};
 use conformance::setup::env::Env;
 
-/// `conformance faults`'s options.
+/// What both modes take: which cases, which operations of them, which git, where reports
+/// go.
 #[derive(clap::Args, Clone)]
-pub struct FaultsArgs {
+pub struct CaseArgs {
     /// Seed of the generated cases.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Cases [default: 3, or no limit with --seconds].
     #[arg(long)]
     cases: Option<u64>,
-    /// A time budget: no trial starts after it; the report says how many cases ran.
+    /// A time budget: nothing starts after it; the report says how many cases ran.
     #[arg(long)]
     seconds: Option<u64>,
-    /// Stop after the first case with a defect that fails the run.
-    #[arg(long)]
-    fail_fast: bool,
     /// Operations per generated case.
     #[arg(long, default_value_t = 20)]
     ops: usize,
-    /// Where findings are written (the repository, its input and a git-only reproduce.sh
-    /// with the strace injection; the first of each kind not in the registry).
-    #[arg(long, default_value = "target/conformance/faults")]
-    out: PathBuf,
-    /// Operations of each case run under faults.
+    /// Operations of each case tried.
     #[arg(long, default_value_t = 4)]
     ops_per_case: usize,
-    /// Fault points tried per side and operation at most (spread over all found).
-    #[arg(long, default_value_t = 400)]
-    max_points: usize,
-    /// Our stack without fsync (as the generated mode runs it).
-    #[arg(long)]
-    no_fsync: bool,
     /// The git binary (default: REFTABLE_TEST_GIT, else git on PATH).
     #[arg(long)]
     pub git: Option<PathBuf>,
@@ -60,38 +48,78 @@ pub struct FaultsArgs {
     pub ci: crate::ci_args::CiArgs,
 }
 
+impl CaseArgs {
+    /// The configuration these options make, and the registry they name; a failure to
+    /// read it (or to find our own binary, the fault worker) ends the process.
+    fn config(&self) -> (FaultsConfig, ExpectedSet) {
+        let fail = |e: String| -> ! {
+            eprintln!("conformance: {e}");
+            std::process::exit(2);
+        };
+        let path = self.expected.clone().unwrap_or_else(registry::default_path);
+        let known = ExpectedSet::load(&path).unwrap_or_else(|e| fail(e));
+        let exe = std::env::current_exe().unwrap_or_else(|e| {
+            fail(format!(
+                "cannot find my own binary for the fault worker: {e}"
+            ))
+        });
+        let mut cfg = FaultsConfig::new(self.seed, exe);
+        cfg.cases = self.cases.or(if self.seconds.is_some() {
+            None
+        } else {
+            Some(3)
+        });
+        cfg.case_ops = self.ops;
+        cfg.ops_per_case = self.ops_per_case;
+        cfg.deadline = Budget::new(self.seconds, false).until(1.0);
+        (cfg, known)
+    }
+
+    /// Write the reports asked for.
+    fn write_reports(&self, json: String, md: &str) {
+        if let Some(p) = &self.report_json {
+            let _ = std::fs::write(p, json);
+        }
+        if let Some(p) = &self.report_md {
+            let _ = std::fs::write(p, md);
+        }
+    }
+}
+
+/// `conformance faults`'s options.
+#[derive(clap::Args, Clone)]
+pub struct FaultsArgs {
+    #[command(flatten)]
+    pub common: CaseArgs,
+    /// Stop after the first case with a defect that fails the run.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Where findings are written (the repository, its input and a git-only reproduce.sh
+    /// with the strace injection; the first of each kind not in the registry).
+    #[arg(long, default_value = "target/conformance/faults")]
+    out: PathBuf,
+    /// Fault points tried per side and operation at most (spread over all found).
+    #[arg(long, default_value_t = 400)]
+    max_points: usize,
+    /// Our stack without fsync (as the generated mode runs it).
+    #[arg(long)]
+    no_fsync: bool,
+}
+
 /// `conformance faults`: the run, its reports, its lines and test results; the exit status.
 pub fn faults(a: FaultsArgs, env: Env) -> i32 {
-    let out = a.ci.targets();
-    let known_path = a.expected.clone().unwrap_or_else(registry::default_path);
-    let known = ExpectedSet::load(&known_path).unwrap_or_else(|e| {
-        eprintln!("conformance: {e}");
-        std::process::exit(2);
-    });
-    let exe = std::env::current_exe().unwrap_or_else(|e| {
-        eprintln!("conformance: cannot find my own binary for the fault worker: {e}");
-        std::process::exit(2);
-    });
-    let budget = Budget::new(a.seconds, false);
-    let mut cfg = FaultsConfig::new(a.seed, exe);
-    cfg.cases = a.cases.or(if a.seconds.is_some() { None } else { Some(3) });
-    cfg.case_ops = a.ops;
-    cfg.ops_per_case = a.ops_per_case;
+    let out = a.common.ci.targets();
+    let (mut cfg, known) = a.common.config();
     cfg.max_points = a.max_points;
     cfg.fsync = !a.no_fsync;
-    cfg.deadline = budget.until(1.0);
     cfg.fail_fast = a.fail_fast;
     cfg.out = Some(a.out.clone());
     let r = run_faults(&env, &known, &cfg).unwrap_or_else(|e| {
         eprintln!("conformance: faults: {e}");
         std::process::exit(2);
     });
-    if let Some(p) = &a.report_json {
-        let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
-    }
-    if let Some(p) = &a.report_md {
-        let _ = std::fs::write(p, r.markdown());
-    }
+    let json = serde_json::to_string_pretty(&r).expect("json");
+    a.common.write_reports(json, &r.markdown());
     say(&r, &out);
     let tests = conformance::faults::ci_tests::ci_tests(&r);
     crate::ci_args::write_ci(&out, "reftable-rs conformance faults", &tests);
@@ -126,66 +154,17 @@ fn say(r: &FaultsReport, out: &CiTargets) {
     ));
 }
 
-/// `conformance powerloss`'s options.
-#[derive(clap::Args, Clone)]
-pub struct PowerlossArgs {
-    /// Seed of the generated cases.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Cases [default: 2, or no limit with --seconds].
-    #[arg(long)]
-    cases: Option<u64>,
-    /// A time budget: no case starts after it.
-    #[arg(long)]
-    seconds: Option<u64>,
-    /// Operations per generated case.
-    #[arg(long, default_value_t = 20)]
-    ops: usize,
-    /// Operations of each case recorded and crashed.
-    #[arg(long, default_value_t = 3)]
-    ops_per_case: usize,
-    /// The git binary (default: REFTABLE_TEST_GIT, else git on PATH).
-    #[arg(long)]
-    pub git: Option<PathBuf>,
-    /// Write the JSON report here.
-    #[arg(long)]
-    report_json: Option<PathBuf>,
-    /// Write the Markdown report here.
-    #[arg(long)]
-    report_md: Option<PathBuf>,
-    #[command(flatten)]
-    pub ci: crate::ci_args::CiArgs,
-}
-
 /// `conformance powerloss`: the run, its reports, its table and test results; the exit
 /// status.
-pub fn powerloss(a: PowerlossArgs, env: Env) -> i32 {
+pub fn powerloss(a: CaseArgs, env: Env) -> i32 {
     let out = a.ci.targets();
-    let exe = std::env::current_exe().unwrap_or_else(|e| {
-        eprintln!("conformance: cannot find my own binary for the fault worker: {e}");
-        std::process::exit(2);
-    });
-    let budget = Budget::new(a.seconds, false);
-    let mut cfg = FaultsConfig::new(a.seed, exe);
-    cfg.cases = a.cases.or(if a.seconds.is_some() { None } else { Some(2) });
-    cfg.case_ops = a.ops;
-    cfg.ops_per_case = a.ops_per_case;
-    cfg.deadline = budget.until(1.0);
-    let known = ExpectedSet::load(&registry::default_path()).unwrap_or_else(|e| {
-        eprintln!("conformance: {e}");
-        std::process::exit(2);
-    });
+    let (cfg, known) = a.config();
     let r = conformance::powerloss::run_powerloss(&env, &known, &cfg).unwrap_or_else(|e| {
         eprintln!("conformance: powerloss: {e}");
         std::process::exit(2);
     });
-    if let Some(p) = &a.report_json {
-        let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
-    }
     let md = r.markdown();
-    if let Some(p) = &a.report_md {
-        let _ = std::fs::write(p, &md);
-    }
+    a.write_reports(serde_json::to_string_pretty(&r).expect("json"), &md);
     out.say(md.trim_end());
     let tests = conformance::powerloss::ci_tests::ci_tests(&r);
     crate::ci_args::write_ci(&out, "reftable-rs conformance powerloss", &tests);

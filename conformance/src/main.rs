@@ -234,7 +234,7 @@ enum Cmd {
     /// (its file-system operations), every crash state built under the usual file-system
     /// model and read by us and by git; git per `core.fsync` setting (reported), ours with
     /// fsync on (must stay loadable, all-or-nothing and durable once acknowledged) and off.
-    Powerloss(faults_cli::PowerlossArgs),
+    Powerloss(faults_cli::CaseArgs),
     /// Our side of one faulted operation (run by `faults` under strace).
     #[command(hide = true)]
     FaultWorker {
@@ -798,7 +798,7 @@ fn main() {
         Some(Cmd::MutateMerge(a)) => yardstick_cli::mutate_merge(a),
         Some(Cmd::Coverage(a)) => yardstick_cli::coverage(a),
         Some(Cmd::Faults(a)) => {
-            let e = env(a.git.as_deref());
+            let e = env(a.common.git.as_deref());
             faults_cli::faults(a, e)
         }
         Some(Cmd::Powerloss(a)) => {

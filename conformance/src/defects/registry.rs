@@ -233,27 +233,18 @@ impl ExpectedSet {
             .find(|e| signature.contains(&e.detail_contains))
     }
 
-    /// The faults-mode entry in range of `v` for a trial's `signature` (`class phase
-    /// command syscall role`: `committed-but-reported-failed after-commit update-ref write
-    /// new table`); `*` in an entry's `detail_contains` stands for any text.
-    pub fn matching_faults<'s>(
+    /// The entry of `mode` in range of `v` whose `detail_contains` the `signature` contains,
+    /// each `*` in it standing for any text: a faults trial's `class phase command syscall
+    /// role` (`committed-but-reported-failed after-commit update-ref write new table`), a
+    /// power-loss state's `class setting` (`unloadable git with fsync (reference)`).
+    pub fn matching_signature<'s>(
         &'s self,
         v: &'s GitVersion,
+        mode: Mode,
         signature: &str,
     ) -> Option<&'s Expected> {
-        self.in_range_of(v, Mode::Faults)
+        self.in_range_of(v, mode)
             .find(|e| contains_pattern(signature, &e.detail_contains))
-    }
-
-    /// The powerloss-mode entry in range of `v` for a crash state's `signature` (`class
-    /// setting`: `unloadable git with fsync (reference)`).
-    pub fn matching_powerloss<'s>(
-        &'s self,
-        v: &'s GitVersion,
-        signature: &str,
-    ) -> Option<&'s Expected> {
-        self.in_range_of(v, Mode::Powerloss)
-            .find(|e| signature.contains(&e.detail_contains))
     }
 
     /// A path of an entry, resolved against the file's directory.

@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::defects::registry::ExpectedSet;
+use crate::defects::registry::{ExpectedSet, Mode};
 use crate::finding::script::{git_invocation, sh_quote, ticks};
 use crate::generated::case::{not_applicable, run_generated};
 use crate::git::version::GitVersion;
@@ -270,7 +270,7 @@ impl Filing<'_> {
                 if let (Side::Git, Some(v)) = (s.side, &self.version) {
                     trial.known = self
                         .known
-                        .matching_faults(v, &signature(trial, &command))
+                        .matching_signature(v, Mode::Faults, &signature(trial, &command))
                         .map(|e| e.id.clone());
                 }
                 let p = &trial.point;

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::defects::registry::ExpectedSet;
+use crate::defects::registry::{ExpectedSet, Mode};
 use crate::faults::trial::Side;
 use crate::faults::{for_each_chosen_op, FaultsConfig};
 use crate::git::version::GitVersion;
@@ -261,7 +261,7 @@ fn match_known(report: &mut PowerLossReport, known: &ExpectedSet, v: &GitVersion
         };
         for (c, _) in run.classes.iter().filter(|(c, n)| c.is_bad() && **n > 0) {
             let signature = format!("{} {}", c.name(), setting.signature_name());
-            if let Some(e) = known.matching_powerloss(v, &signature) {
+            if let Some(e) = known.matching_signature(v, Mode::Powerloss, &signature) {
                 if !run.known.contains(&e.id) {
                     run.known.push(e.id.clone());
                 }
