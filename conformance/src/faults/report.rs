@@ -155,18 +155,21 @@ impl FaultsReport {
         s
     }
 
+    /// Known git defects as counts per registry entry and command; every other defect in
+    /// full, with the git command line for git's.
     fn findings_md(&self) -> String {
-        let mut s = String::from("## Defects\n\n");
+        let mut known: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        let mut s = String::from("## Defects that fail the run\n\n");
         let mut any = false;
         for o in &self.ops {
             for side in &o.sides {
                 for t in side.trials.iter().filter(|t| t.class.is_bad()) {
+                    if let Some(k) = &t.known {
+                        *known.entry((k.as_str(), o.command.as_str())).or_default() += 1;
+                        continue;
+                    }
                     any = true;
-                    let known = t
-                        .known
-                        .as_ref()
-                        .map_or(String::new(), |k| format!(" (known git defect `{k}`)"));
-                    s.push_str(&format!("- {}{known}\n", finding_line(o, side.side, t)));
+                    s.push_str(&format!("- {}\n", finding_line(o, side.side, t)));
                     if side.side == Side::Git {
                         s.push_str(&format!(
                             "  `strace -f -e inject={} git {}`\n",
@@ -179,6 +182,12 @@ impl FaultsReport {
         }
         if !any {
             s.push_str("None.\n");
+        }
+        s.push_str(
+            "\n## Known git defects\n\n| registry entry | command | trials |\n|---|---|---:|\n",
+        );
+        for ((k, c), n) in known {
+            s.push_str(&format!("| `{k}` | {c} | {n} |\n"));
         }
         s
     }
