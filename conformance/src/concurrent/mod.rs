@@ -52,6 +52,22 @@ use crate::concurrent::spec::WorkerSpec;
 use crate::defects::registry::ExpectedSet;
 use crate::setup::env::Env;
 
+/// The class of unexplained findings a minimization keeps: the most frequent one (the one a
+/// smaller run most likely shows again; a consequence seen once, such as a writer that
+/// failed on a table the defect dropped, rarely comes back), the first seen among equals.
+fn class_to_minimize(findings: &[crate::finding::divergence::Finding]) -> Option<String> {
+    let open: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.expected.is_none())
+        .map(|f| f.class.as_str())
+        .collect();
+    let count = |c: &str| open.iter().filter(|x| **x == c).count();
+    let best = open.iter().copied().max_by_key(|c| count(c))?;
+    // max_by_key keeps the last of equals: take the first seen with that count.
+    let n = count(best);
+    open.iter().find(|c| count(c) == n).map(|c| c.to_string())
+}
+
 /// Run `cfg` against the git of `env`; a finding no known git defect explains is minimized
 /// (when asked) and written.
 pub fn run_concurrent(
@@ -62,12 +78,7 @@ pub fn run_concurrent(
     let mut first = run_once(env, cfg)?;
     attribute(env, known, &mut first.report.findings);
     let mut report = first.report.clone();
-    let Some(class) = report
-        .findings
-        .iter()
-        .find(|f| f.expected.is_none())
-        .map(|f| f.class.clone())
-    else {
+    let Some(class) = class_to_minimize(&report.findings) else {
         return Ok(report);
     };
     let (small, small_run) = if cfg.minimize {
@@ -106,5 +117,35 @@ pub fn worker_main(spec_path: &Path) -> i32 {
             eprintln!("concurrent-worker {}: {e}", spec.id);
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::divergence::Finding;
+
+    fn f(class: &str, known: bool) -> Finding {
+        Finding {
+            class: class.into(),
+            detail: String::new(),
+            expected: known.then(|| "some-defect".into()),
+        }
+    }
+
+    #[test]
+    fn the_most_frequent_unexplained_class_is_minimized() {
+        let findings = [
+            f("writer failed", false),
+            f("lost update", false),
+            f("lost update", false),
+            f("torn read", true),
+            f("torn read", true),
+            f("torn read", true),
+        ];
+        assert_eq!(class_to_minimize(&findings).as_deref(), Some("lost update"));
+        let tie = [f("writer failed", false), f("lost update", false)];
+        assert_eq!(class_to_minimize(&tie).as_deref(), Some("writer failed"));
+        assert_eq!(class_to_minimize(&[f("torn read", true)]), None);
     }
 }
