@@ -11,15 +11,9 @@ use std::process::Command;
 
 /// Run `conformance faults` on one case; its exit code and JSON report.
 fn faults(dir: &Path, plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
-    let args = [
-        "faults",
-        "--cases",
-        "1",
-        "--ops-per-case",
-        "2",
-        "--max-points",
-        "400",
-    ];
+    let out = dir.join("findings");
+    let mut args = vec!["faults", "--cases", "1", "--ops-per-case", "2"];
+    args.extend(["--max-points", "400", "--out", out.to_str().unwrap()]);
     mode(dir, &args, plant)
 }
 
