@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target/conformance
 cargo build --release --locked -p conformance
-exec target/release/conformance run \
+exec "${CARGO_TARGET_DIR:-target}"/release/conformance run \
   --report-json target/conformance/report.json \
   --report-md target/conformance/report.md \
   "$@"

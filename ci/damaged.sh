@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target/conformance
 cargo build --release --locked -p conformance
-exec target/release/conformance damaged \
+exec "${CARGO_TARGET_DIR:-target}"/release/conformance damaged \
   --report-json target/conformance/damaged.json \
   --report-md target/conformance/damaged.md \
   "$@"

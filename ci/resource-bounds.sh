@@ -24,14 +24,14 @@ if [[ ! -x /usr/bin/time ]]; then
   apt-get install -y time >/dev/null 2>&1 || { echo "resource-bounds: needs GNU time (apt-get install time)" >&2; exit 2; }
 fi
 cargo build --release --locked -q -p reftable-cli -p perf --bin reftable --bin crafted
-BIN=target/release/reftable
+BIN="${CARGO_TARGET_DIR:-target}"/release/reftable
 DIR=target/crafted-$REFS
 CASES="big-log-blocks listed-20000-times sparse-5gib repeated-16mib-blocks long-messages many-tables valid-refs"
 missing=0
 for c in $CASES; do [[ -d "$DIR/$c" ]] || missing=1; done
 if [[ ! -e "$DIR/done" ]] || (( missing )); then
   rm -rf "$DIR"
-  target/release/crafted "$DIR" "$REFS"
+  "${CARGO_TARGET_DIR:-target}"/release/crafted "$DIR" "$REFS"
   touch "$DIR/done"
 fi
 fail=0
