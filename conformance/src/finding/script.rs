@@ -43,6 +43,11 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
                 message,
                 create_reflog,
                 ..
+            }
+            | Op::WorktreeTxn {
+                message,
+                create_reflog,
+                ..
             } = op
             {
                 tick = tick_of(&mut keys, message, *create_reflog);
@@ -64,10 +69,24 @@ pub const MAINTENANCE_PACK_REFS: [&str; 6] = [
 ];
 
 /// The git command line (without `git`) and standard input that run `op`: what the gate
-/// runs and what reproducers and the migration mode replay.
+/// runs and what reproducers and the migration mode replay. A worktree transaction runs in
+/// `../wt`, where the reproducer's worktree is ([`git_only`]).
 pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     match op {
+        Op::WorktreeTxn {
+            updates,
+            message,
+            create_reflog,
+        } => {
+            let txn = Op::Txn {
+                updates: updates.clone(),
+                message: message.clone(),
+                create_reflog: *create_reflog,
+            };
+            let (args, stdin) = git_invocation(&txn);
+            ([v(&["-C", "../wt"]), args].concat(), stdin)
+        }
         Op::Txn {
             updates,
             message,
@@ -157,6 +176,10 @@ pub fn git_only(
     header(&mut s, title, opts, ops, divergences);
     setup(&mut s, opts);
     pool_objects(&mut s, pool);
+    if opts.worktree {
+        // The gate's linked worktree: detached at the first commit, id `wt`.
+        s.push_str("\"$GIT\" worktree add -q --detach --no-checkout ../wt \"$c0\" || exit 2\n");
+    }
     steps(&mut s, ops);
     s
 }
