@@ -329,6 +329,43 @@ mod tests {
         assert_eq!(ticks(&ops), [1, 1, 1, 2, 1]);
     }
 
+    /// A worktree case's script makes the gate's worktree and runs its transactions there.
+    #[test]
+    fn worktree_transactions_run_in_the_worktree() {
+        let Op::Txn {
+            updates, message, ..
+        } = txn("m")
+        else {
+            unreachable!()
+        };
+        let op = Op::WorktreeTxn {
+            updates,
+            message,
+            create_reflog: false,
+        };
+        let (args, stdin) = git_invocation(&op);
+        assert_eq!(args[..4], ["-C", "../wt", "update-ref", "-m"]);
+        assert!(stdin.unwrap().contains("refs/heads/x"));
+        assert_eq!(ticks(&[txn("a"), op.clone(), txn("a")]), [1, 2, 1]);
+        let opts = CaseOptions {
+            worktree: true,
+            ..Default::default()
+        };
+        let null = reftable::ObjectId::null(reftable::HashId::Sha1);
+        let pool = ObjectPool {
+            objects_dir: Default::default(),
+            pool: crate::setup::pool::Pool {
+                commits: vec![],
+                tags: vec![],
+                tree: null,
+                missing: null,
+            },
+        };
+        let script = git_only("t", &opts, &[op], &pool, &[]);
+        assert!(script.contains("worktree add -q --detach --no-checkout ../wt \"$c0\""));
+        assert!(script.contains("\"$GIT\" -C ../wt update-ref"));
+    }
+
     #[test]
     fn quoting() {
         assert_eq!(sh_quote("it's"), r"'it'\''s'");
