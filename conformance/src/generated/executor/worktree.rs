@@ -14,7 +14,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use reftable::refdb::WorktreeRefs;
-use reftable::ObjectId;
+use reftable::{ObjectId, RefValue};
 
 use crate::finding::divergence::Check;
 use crate::generated::executor::checks::first_difference;
@@ -30,15 +30,17 @@ use crate::snapshot::{SValue, Snapshot};
 use crate::stack_files::{tables_cached, Tables};
 
 /// Whether two `for-each-ref` listings (`name oid peeled symref` lines) differ in the
-/// `%(symref)` field of per-worktree refs (root refs included) alone.
-fn only_worktree_symref_column_differs(view: &[String], expect: &[String]) -> bool {
-    let without_symref = |l: &String| l.rsplit_once(' ').map(|x| x.0.to_string());
+/// `%(symref)` field of symrefs alone (lines whose expected field names a ref).
+fn only_symref_column_differs(view: &[String], expect: &[String]) -> bool {
+    let split = |l: &String| {
+        l.rsplit_once(' ')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    };
     view.len() == expect.len()
         && view.iter().zip(expect).all(|(a, b)| {
-            let name = a.split(' ').next().unwrap_or_default();
-            let per_worktree =
-                reftable::refname::is_per_worktree_ref(name.as_bytes()) || !name.contains('/');
-            a == b || (per_worktree && without_symref(a) == without_symref(b))
+            a == b
+                || matches!((split(a), split(b)), (Some((x, s)), Some((y, t)))
+                    if x == y && !s.is_empty() && !t.is_empty())
         })
 }
 
@@ -230,10 +232,11 @@ impl Executor<'_> {
                     .filter(|l| !expect.contains(l))
                     .take(5)
                     .collect();
-                let what = if only_worktree_symref_column_differs(&view, &expect) {
-                    // Known: git 2.47's `%(symref)` of a per-worktree symref names the
-                    // target of another symref (`worktree-for-each-ref-symref-of-another-ref`).
-                    "for-each-ref in the worktree: only %(symref) of per-worktree symrefs differs"
+                let what = if only_symref_column_differs(&view, &expect) {
+                    // Known: git 2.47's `%(symref)` of a symref in a worktree's listing can
+                    // name the target of a symref of the other stack
+                    // (`worktree-for-each-ref-symref-of-another-ref`).
+                    "for-each-ref in the worktree: only %(symref) of symrefs differs"
                 } else {
                     "for-each-ref in the worktree"
                 };
@@ -256,8 +259,12 @@ impl Executor<'_> {
     }
 
     /// Names looked up in the worktree: `HEAD` of each worktree through its prefix, and each
-    /// ref the step named as it is and through `main-worktree/` and `worktrees/wt/`; git's
-    /// `cat-file --batch-check` against `WorktreeRefDb::resolve`. False when they differ.
+    /// ref the step named as it is and through `main-worktree/` and `worktrees/wt/`, by git's
+    /// `cat-file --batch-check` against `WorktreeRefDb::resolve`; then the prefixed ones from
+    /// the main worktree (where `worktrees/wt/` is another worktree's store), those whose
+    /// record is not a symref only: git resolves a symref's target in the worktree reading
+    /// it, and our library has no store of the main worktree that routes prefixed names.
+    /// False when they differ.
     fn check_worktree_lookups(&mut self, touched: &[String]) -> bool {
         self.count(Check::Lookups);
         let mut names: Vec<String> = ["HEAD", "main-worktree/HEAD"]
@@ -272,28 +279,50 @@ impl Executor<'_> {
         }
         names.sort();
         names.dedup();
-        let wt = self.worktree.as_ref().expect("worktree");
+        let wt_path = self.worktree.as_ref().expect("worktree").git_path();
+        if !self.lookups_in(&wt_path, "the worktree", &names, false) {
+            return false;
+        }
+        names.retain(|n| n.starts_with("main-worktree/") || n.starts_with("worktrees/"));
+        let main = self.repo.path().to_path_buf();
+        self.lookups_in(&main, "the main worktree", &names, true)
+    }
+
+    /// `names` looked up by git's `cat-file --batch-check` in `dir` (`place`) against our
+    /// worktree's store (when `direct_only`, the names whose record is no symref, against
+    /// the record); false (a divergence) when they differ.
+    fn lookups_in(
+        &mut self,
+        dir: &std::path::Path,
+        place: &str,
+        names: &[String],
+        direct_only: bool,
+    ) -> bool {
         let stdin: String = names.iter().map(|n| format!("{n}\n")).collect();
-        let out = self.env.git.run(
-            &wt.git_path(),
-            &["cat-file", "--batch-check=%(objectname)"],
-            &stdin,
-            self.tick,
-        );
+        let args = ["cat-file", "--batch-check=%(objectname)"];
+        let out = self.env.git.run(dir, &args, &stdin, self.tick);
         if !out.exit.success() || out.stdout.lines().count() != names.len() {
-            let e = format!(
-                "cat-file in the worktree: {:?}: {}",
-                out.exit,
-                out.stderr.trim()
-            );
+            let e = format!("cat-file in {place}: {:?}: {}", out.exit, out.stderr.trim());
             self.diverge(Check::Lookups, "git lookup failed", e);
             return false;
         }
+        let wt = self.worktree.as_ref().expect("worktree");
         for (name, line) in names.iter().zip(out.stdout.lines()) {
             let theirs = ObjectId::from_hex(line.trim());
-            let ours = wt.db.resolve(name.as_bytes());
+            let ours = if direct_only {
+                match wt.db.read_ref(name.as_bytes()) {
+                    Ok(Some(r)) => match r.value {
+                        RefValue::Object(id) | RefValue::Peeled { object: id, .. } => Ok(Some(id)),
+                        _ => continue,
+                    },
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            } else {
+                wt.db.resolve(name.as_bytes())
+            };
             if ours.as_ref().ok() != Some(&theirs) {
-                let d = format!("{name} in the worktree: git {line:?}, ours {ours:?}");
+                let d = format!("{name} in {place}: git {line:?}, ours {ours:?}");
                 self.diverge(Check::Lookups, "value mismatch", d);
                 return false;
             }
