@@ -343,6 +343,7 @@ impl Executor<'_> {
         }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
+        self.check_worktree_reflogs(step_end);
         self.result
     }
 

@@ -4,7 +4,9 @@
 //! and through `WorktreeRefDb` on ours; after every step of such a case the worktree's stack
 //! is compared byte for byte, git's `for-each-ref` in the worktree against our merged
 //! listing, and names looked up in the worktree (its own, shared, `main-worktree/` and
-//! `worktrees/wt/` ones) by git's `cat-file --batch-check` against `WorktreeRefDb::resolve`.
+//! `worktrees/wt/` ones, the prefixed ones from the main worktree too) by git's `cat-file
+//! --batch-check` against `WorktreeRefDb`; at the end of the case, git's `reflog list` in
+//! the worktree against `WorktreeRefDb::reflog_names`.
 //!
 //! The model does not know worktrees: a worktree transaction is judged by git against us
 //! alone, and the model then takes our common stack's refs and reflogs (which the byte check
@@ -16,7 +18,7 @@ use std::hash::{Hash, Hasher};
 use reftable::refdb::WorktreeRefs;
 use reftable::{ObjectId, RefValue};
 
-use crate::finding::divergence::Check;
+use crate::finding::divergence::{Check, Divergence};
 use crate::generated::executor::checks::first_difference;
 use crate::generated::executor::coprocs::WORKTREE;
 use crate::generated::executor::steps::Outcomes;
@@ -328,5 +330,36 @@ impl Executor<'_> {
             }
         }
         true
+    }
+
+    /// At the end of a worktree case: git's `reflog list` in the worktree (its own reflogs and
+    /// the shared ones, merged) against `WorktreeRefDb::reflog_names`.
+    pub(crate) fn check_worktree_reflogs(&mut self, step_end: usize) {
+        let Some(wt) = self.worktree.as_mut() else {
+            return;
+        };
+        if !self.env.profile.features.reflog_list {
+            return;
+        }
+        let ours = wt.db.reload().and_then(|()| wt.db.reflog_names());
+        let out = self
+            .env
+            .git
+            .run(&wt.git_path(), &["reflog", "list"], "", self.tick);
+        self.count(Check::GitReflogs);
+        let ours: Result<Vec<String>, _> = ours.map(|v| {
+            v.iter()
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .collect()
+        });
+        let theirs: Vec<String> = out.stdout.lines().map(str::to_string).collect();
+        if !out.exit.success() || ours.as_ref().ok() != Some(&theirs) {
+            self.result.divergences.push(Divergence {
+                step: step_end,
+                check: Check::GitReflogs,
+                class: "reflog mismatch".into(),
+                detail: format!("git reflog list in the worktree {theirs:?}, ours {ours:?}"),
+            });
+        }
     }
 }
