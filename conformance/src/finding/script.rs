@@ -180,7 +180,7 @@ pub fn git_only(
         // The gate's linked worktree: detached at the first commit, id `wt`.
         s.push_str("\"$GIT\" worktree add -q --detach --no-checkout ../wt \"$c0\" || exit 2\n");
     }
-    steps(&mut s, ops);
+    steps(&mut s, ops, opts.worktree);
     s
 }
 
@@ -280,8 +280,9 @@ fn pool_objects(s: &mut String, pool: &ObjectPool) {
     }
 }
 
-/// Every operation at its tick, with its exit status and the refs after it.
-fn steps(s: &mut String, ops: &[Op]) {
+/// Every operation at its tick, with its exit status and the refs after it (in a worktree
+/// case, as the main worktree and then as the linked worktree list them).
+fn steps(s: &mut String, ops: &[Op], worktree: bool) {
     let ticks = ticks(ops);
     for (i, (op, tick)) in ops.iter().zip(ticks).enumerate() {
         s.push_str(&format!(
@@ -296,6 +297,9 @@ fn steps(s: &mut String, ops: &[Op]) {
             None => s.push('\n'),
         }
         s.push_str("echo \"exit $?\"\nstate\n");
+        if worktree {
+            s.push_str("echo '-- in the worktree:'\n(cd ../wt && state)\n");
+        }
     }
 }
 
@@ -364,6 +368,7 @@ mod tests {
         let script = git_only("t", &opts, &[op], &pool, &[]);
         assert!(script.contains("worktree add -q --detach --no-checkout ../wt \"$c0\""));
         assert!(script.contains("\"$GIT\" -C ../wt update-ref"));
+        assert!(script.contains("(cd ../wt && state)"));
     }
 
     #[test]
