@@ -221,10 +221,11 @@ pub(crate) fn with_worktree(
 
 /// The names a worktree's transactions draw from: its own `HEAD` and per-worktree refs
 /// (`refs/bisect/`, `refs/worktree/`, `refs/rewritten/`, with D/F pairs), shared branches
-/// and tags, and the root ref `ORIG_HEAD`. Never a `main-worktree/` or
-/// `worktrees/<id>/` name: git writes those under the prefixed name (known defect
-/// `worktree-prefixed-name-written-as-is`) and our library refuses them; they are read after
-/// every step instead.
+/// and tags, the root ref `ORIG_HEAD`, and `refs/bisect` and `refs/worktree`: shared names
+/// (no trailing slash) over the per-worktree directories, D/F conflicts across the stacks.
+/// Never a `main-worktree/` or `worktrees/<id>/` name: git writes those under the prefixed
+/// name (known defect `worktree-prefixed-name-written-as-is`) and our library refuses them;
+/// they are read after every step instead.
 pub fn worktree_name_pool() -> Vec<String> {
     [
         "HEAD",
@@ -241,6 +242,8 @@ pub fn worktree_name_pool() -> Vec<String> {
         "refs/tags/v1",
         "ORIG_HEAD",
         "refs/rewritten/x",
+        "refs/bisect",
+        "refs/worktree",
     ]
     .iter()
     .map(|s| s.to_string())
