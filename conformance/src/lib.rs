@@ -20,8 +20,9 @@
 //! - **a check of the generated mode**: the [`finding::divergence::Check`] variant names it;
 //!   the comparison is in `generated/executor/checks.rs` (state after every step, git's view,
 //!   reflogs, git reading our stack), `lookups.rs` (point lookups), `expiry.rs` (reflog
-//!   expiry in compaction), or [`generated::verdict`] (accept/refuse and the refusal's class);
-//!   each operation's run on git, us and the model in `generated/executor/steps.rs`.
+//!   expiry in compaction), `worktree.rs` (a worktree case's linked worktree), or
+//!   [`generated::verdict`] (accept/refuse and the refusal's class); each operation's run on
+//!   git, us and the model in `generated/executor/steps.rs`.
 //! - **a check of another mode**: `concurrent/check.rs` (one function per family),
 //!   [`migrate`], `damaged/observe.rs`.
 //! - **the wording of a git message**: [`git::messages::WORDINGS`] (every wording from 2.45

@@ -157,6 +157,18 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         auto: bool,
     },
+    /// One `update-ref --stdin` transaction run in the case's linked worktree
+    /// ([`CaseOptions::worktree`]): git's `git -C <worktree> update-ref --stdin`, ours through
+    /// `reftable::refdb::WorktreeRefDb`.
+    WorktreeTxn {
+        /// The updates, in order.
+        updates: Vec<Update>,
+        /// The `-m` message.
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
+    },
     /// `git branch -m` / `-M` / `-c` / `-C <old> <new>` (branch names without `refs/heads/`).
     Branch {
         /// The branch moved or copied.
@@ -178,7 +190,7 @@ impl Op {
     pub fn touched_refs(&self) -> Vec<String> {
         let mut out = Vec::new();
         match self {
-            Op::Txn { updates, .. } => {
+            Op::Txn { updates, .. } | Op::WorktreeTxn { updates, .. } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -204,6 +216,7 @@ impl Op {
     pub fn kind(&self) -> &'static str {
         match self {
             Op::Txn { .. } => "update-ref transaction",
+            Op::WorktreeTxn { .. } => "update-ref transaction in a worktree",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -230,6 +243,15 @@ impl Op {
     /// A one-line summary for reports.
     pub fn summary(&self) -> String {
         match self {
+            Op::WorktreeTxn { updates, .. } => format!(
+                "worktree {}",
+                Op::Txn {
+                    updates: updates.clone(),
+                    message: String::new(),
+                    create_reflog: false
+                }
+                .summary()
+            ),
             Op::Txn { updates, .. } => {
                 let parts: Vec<String> = updates
                     .iter()
@@ -291,6 +313,10 @@ pub struct CaseOptions {
     pub auto_compaction: bool,
     /// Every other transaction is written by git into our stack.
     pub interleave: bool,
+    /// The repository has a linked worktree (`git worktree add --detach`), and the case's
+    /// [`Op::WorktreeTxn`]s run in it (absent in case files older than it: false).
+    #[serde(default)]
+    pub worktree: bool,
 }
 
 /// `core.logAllRefUpdates`.
@@ -335,6 +361,7 @@ impl Default for CaseOptions {
             log_refs: LogRefsOpt::True,
             auto_compaction: false,
             interleave: false,
+            worktree: false,
         }
     }
 }

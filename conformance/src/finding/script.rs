@@ -43,6 +43,11 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
                 message,
                 create_reflog,
                 ..
+            }
+            | Op::WorktreeTxn {
+                message,
+                create_reflog,
+                ..
             } = op
             {
                 tick = tick_of(&mut keys, message, *create_reflog);
@@ -64,10 +69,24 @@ pub const MAINTENANCE_PACK_REFS: [&str; 6] = [
 ];
 
 /// The git command line (without `git`) and standard input that run `op`: what the gate
-/// runs and what reproducers and the migration mode replay.
+/// runs and what reproducers and the migration mode replay. A worktree transaction runs in
+/// `../wt`, where the reproducer's worktree is ([`git_only`]).
 pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     match op {
+        Op::WorktreeTxn {
+            updates,
+            message,
+            create_reflog,
+        } => {
+            let txn = Op::Txn {
+                updates: updates.clone(),
+                message: message.clone(),
+                create_reflog: *create_reflog,
+            };
+            let (args, stdin) = git_invocation(&txn);
+            ([v(&["-C", "../wt"]), args].concat(), stdin)
+        }
         Op::Txn {
             updates,
             message,
@@ -157,7 +176,11 @@ pub fn git_only(
     header(&mut s, title, opts, ops, divergences);
     setup(&mut s, opts);
     pool_objects(&mut s, pool);
-    steps(&mut s, ops);
+    if opts.worktree {
+        // The gate's linked worktree: detached at the first commit, id `wt`.
+        s.push_str("\"$GIT\" worktree add -q --detach --no-checkout ../wt \"$c0\" || exit 2\n");
+    }
+    steps(&mut s, ops, opts.worktree);
     s
 }
 
@@ -257,8 +280,9 @@ fn pool_objects(s: &mut String, pool: &ObjectPool) {
     }
 }
 
-/// Every operation at its tick, with its exit status and the refs after it.
-fn steps(s: &mut String, ops: &[Op]) {
+/// Every operation at its tick, with its exit status and the refs after it (in a worktree
+/// case, as the main worktree and then as the linked worktree list them).
+fn steps(s: &mut String, ops: &[Op], worktree: bool) {
     let ticks = ticks(ops);
     for (i, (op, tick)) in ops.iter().zip(ticks).enumerate() {
         s.push_str(&format!(
@@ -273,6 +297,9 @@ fn steps(s: &mut String, ops: &[Op]) {
             None => s.push('\n'),
         }
         s.push_str("echo \"exit $?\"\nstate\n");
+        if worktree {
+            s.push_str("echo '-- in the worktree:'\n(cd ../wt && state)\n");
+        }
     }
 }
 
@@ -304,6 +331,44 @@ mod tests {
             txn("a"),
         ];
         assert_eq!(ticks(&ops), [1, 1, 1, 2, 1]);
+    }
+
+    /// A worktree case's script makes the gate's worktree and runs its transactions there.
+    #[test]
+    fn worktree_transactions_run_in_the_worktree() {
+        let Op::Txn {
+            updates, message, ..
+        } = txn("m")
+        else {
+            unreachable!()
+        };
+        let op = Op::WorktreeTxn {
+            updates,
+            message,
+            create_reflog: false,
+        };
+        let (args, stdin) = git_invocation(&op);
+        assert_eq!(args[..4], ["-C", "../wt", "update-ref", "-m"]);
+        assert!(stdin.unwrap().contains("refs/heads/x"));
+        assert_eq!(ticks(&[txn("a"), op.clone(), txn("a")]), [1, 2, 1]);
+        let opts = CaseOptions {
+            worktree: true,
+            ..Default::default()
+        };
+        let null = reftable::ObjectId::null(reftable::HashId::Sha1);
+        let pool = ObjectPool {
+            objects_dir: Default::default(),
+            pool: crate::setup::pool::Pool {
+                commits: vec![],
+                tags: vec![],
+                tree: null,
+                missing: null,
+            },
+        };
+        let script = git_only("t", &opts, &[op], &pool, &[]);
+        assert!(script.contains("worktree add -q --detach --no-checkout ../wt \"$c0\""));
+        assert!(script.contains("\"$GIT\" -C ../wt update-ref"));
+        assert!(script.contains("(cd ../wt && state)"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! operations.
 
 use crate::generated::executor::Executor;
-use crate::generated::generate::Resolver;
+use crate::generated::generate::{AOp, Resolver};
 use crate::generated::outcome::CaseResult;
 use crate::git::profile::Profile;
 use crate::ops::{CaseOptions, Op};
@@ -12,11 +12,36 @@ use crate::setup::env::Env;
 /// the case runs. Stops at the first divergent step.
 pub fn run_generated(env: &Env, seed: u64, index: u64, nops: usize) -> Result<CaseResult, String> {
     let (opts, aops) = crate::generated::generate::generate(seed, index, nops);
+    run_abstract(env, opts, &aops)
+}
+
+/// [`run_generated`] with the reach only `conformance run` has: some cases get a linked
+/// worktree ([`generate_with_reach`](crate::generated::generate::generate_with_reach)).
+pub fn run_generated_with_reach(
+    env: &Env,
+    seed: u64,
+    index: u64,
+    nops: usize,
+) -> Result<CaseResult, String> {
+    let (opts, aops) = crate::generated::generate::generate_with_reach(seed, index, nops);
+    run_abstract(env, opts, &aops)
+}
+
+/// Run abstract operations under `opts`, each resolved against the model as the case
+/// stands (a worktree transaction against the worktree's view).
+pub fn run_abstract(env: &Env, opts: CaseOptions, aops: &[AOp]) -> Result<CaseResult, String> {
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
     let mut resolver = Resolver::new(pool, &env.profile.features, &exec.opts);
-    for a in &aops {
-        let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) else {
+    for a in aops {
+        let op = match a {
+            AOp::WorktreeTxn(..) => match exec.worktree_model() {
+                Some(m) => resolver.resolve(a, &m, &exec.null()),
+                None => None,
+            },
+            _ => resolver.resolve(a, exec.model(), &exec.null()),
+        };
+        let Some(op) = op else {
             continue;
         };
         exec.step(op);
@@ -31,7 +56,7 @@ pub fn run_generated(env: &Env, seed: u64, index: u64, nops: usize) -> Result<Ca
 /// commands (2.45) cannot run transactions that use them.
 pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
     let uses_symref_commands = ops.iter().any(|op| match op {
-        Op::Txn { updates, .. } => updates
+        Op::Txn { updates, .. } | Op::WorktreeTxn { updates, .. } => updates
             .iter()
             .any(|u| u.stdin_lines().is_some_and(|l| l.contains("symref-"))),
         _ => false,

@@ -98,6 +98,9 @@ pub enum AOp {
     FillBlock(i8, u8),
     /// `git branch -m/-M/-c/-C`: (old pick, new pick, new-name shape, copy, force).
     Branch(u8, u8, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) run in the case's linked worktree, over
+    /// [`worktree_name_pool`]; never drawn by the strategy, made by [`with_worktree`].
+    WorktreeTxn(Vec<AUpdate>, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -160,6 +163,7 @@ fn options() -> impl Strategy<Value = CaseOptions> {
             log_refs,
             auto_compaction,
             interleave,
+            worktree: false,
         })
 }
 
@@ -176,6 +180,97 @@ pub fn generate(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
         .expect("strategy")
         .current();
     (opts, list)
+}
+
+/// One case in this many of `conformance run` has a linked worktree ([`with_worktree`]).
+pub const WORKTREE_ONE_IN: u64 = 4;
+
+/// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
+/// for one case in [`WORKTREE_ONE_IN`] a linked worktree in which about two transactions
+/// in five run ([`AOp::WorktreeTxn`]) and no `git branch` (it moves other worktrees'
+/// `HEAD`s, which our side does not follow). The choice comes from a generator of its own,
+/// so every other case and every case's options and operations are [`generate`]'s.
+pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
+    let (opts, aops) = generate(seed, index, ops);
+    let mut rng =
+        crate::rng::Rng(seed ^ index.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x77_6f72_6b74);
+    if rng.below(WORKTREE_ONE_IN as usize) != 0 {
+        return (opts, aops);
+    }
+    with_worktree(opts, aops, &mut rng)
+}
+
+/// `opts` and `aops` with a linked worktree: transactions chosen by `rng` run in it, and
+/// `git branch` operations are left out.
+pub(crate) fn with_worktree(
+    mut opts: CaseOptions,
+    aops: Vec<AOp>,
+    rng: &mut crate::rng::Rng,
+) -> (CaseOptions, Vec<AOp>) {
+    opts.worktree = true;
+    let aops = aops
+        .into_iter()
+        .filter(|a| !matches!(a, AOp::Branch(..)))
+        .map(|a| match a {
+            AOp::Txn(u, m, seg, cr) if rng.chance(40) => AOp::WorktreeTxn(u, m, seg, cr),
+            other => other,
+        })
+        .collect();
+    (opts, aops)
+}
+
+/// The names a worktree's transactions draw from: its own `HEAD` and per-worktree refs
+/// (`refs/bisect/`, `refs/worktree/`, `refs/rewritten/`, with D/F pairs), shared branches
+/// and tags, the root ref `ORIG_HEAD`, and `refs/bisect` and `refs/worktree`: shared names
+/// (no trailing slash) over the per-worktree directories, D/F conflicts across the stacks.
+/// Never a `main-worktree/` or `worktrees/<id>/` name: git writes those under the prefixed
+/// name (known defect `worktree-prefixed-name-written-as-is`) and our library refuses them;
+/// they are read after every step instead.
+pub fn worktree_name_pool() -> Vec<String> {
+    [
+        "HEAD",
+        "refs/bisect/bad",
+        "refs/bisect/good-1",
+        "refs/bisect/bad/x",
+        "refs/worktree/a",
+        "refs/worktree/a/b",
+        "refs/worktree/é",
+        "refs/heads/main",
+        "refs/heads/a",
+        "refs/heads/wt",
+        "refs/heads/topic",
+        "refs/tags/v1",
+        "ORIG_HEAD",
+        "refs/rewritten/x",
+        "refs/bisect",
+        "refs/worktree",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Whether a transaction sets a symref and names refs of both of a worktree's stacks. Such a
+/// transaction is left out of worktree cases: git writes and commits one table per stack in
+/// turn and resolves a symref's new reflog value when it writes that stack's table, so the
+/// value sees the other stack's update only when that stack happened to be committed first
+/// (`symref-update refs/heads/main HEAD` then `symref-create refs/bisect/x refs/heads/main`
+/// logs the worktree's `HEAD` for `refs/bisect/x`; alone in one stack the same two log
+/// nothing for it). Our library resolves against the state before the transaction in every
+/// case (seed 1, case 11 of 40 against git 2.47.3).
+fn symref_across_stacks(op: &Op) -> bool {
+    use reftable::refdb::WorktreeStack;
+    let Op::Txn { updates, .. } = op else {
+        return false;
+    };
+    let sets_symref = updates
+        .iter()
+        .any(|u| matches!(u.new, Some(Value::Symref(_))));
+    let stacks: Vec<_> = updates
+        .iter()
+        .map(|u| WorktreeStack::of(u.refname.as_bytes()))
+        .collect();
+    sets_symref && stacks.contains(&WorktreeStack::Common) && stacks.contains(&WorktreeStack::Own)
 }
 
 /// Turns abstract operations into concrete ones against the model's current state.
@@ -376,6 +471,24 @@ impl Resolver {
                 self.branch(model, *a, *b, *shape, *copy, *force)
             }
             AOp::FillBlock(delta, v) => self.fill_block(*delta, *v),
+            AOp::WorktreeTxn(updates, msg, new_segment, create_reflog) => {
+                let main_names = std::mem::replace(&mut self.names, worktree_name_pool());
+                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null);
+                self.names = main_names;
+                op.filter(|op| !symref_across_stacks(op))
+                    .map(|op| match op {
+                        Op::Txn {
+                            updates,
+                            message,
+                            create_reflog,
+                        } => Op::WorktreeTxn {
+                            updates,
+                            message,
+                            create_reflog,
+                        },
+                        other => other,
+                    })
+            }
         }
     }
 
@@ -592,5 +705,69 @@ impl Resolver {
             old: None,
             no_deref: false,
         }]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case without a worktree is [`generate`]'s, unchanged; one with a worktree keeps its
+    /// options but the flag, and its operations but `git branch` (some transactions moved
+    /// into the worktree). About one case in [`WORKTREE_ONE_IN`] has one.
+    #[test]
+    fn reach_keeps_existing_cases() {
+        let mut worktree_cases = 0;
+        for index in 0..200 {
+            let (plain_opts, plain) = generate(1, index, 30);
+            let (opts, aops) = generate_with_reach(1, index, 30);
+            if !opts.worktree {
+                assert_eq!(opts, plain_opts);
+                assert_eq!(format!("{aops:?}"), format!("{plain:?}"));
+                continue;
+            }
+            worktree_cases += 1;
+            assert_eq!(
+                CaseOptions {
+                    worktree: false,
+                    ..opts
+                },
+                plain_opts
+            );
+            let kept: Vec<_> = plain
+                .iter()
+                .filter(|a| !matches!(a, AOp::Branch(..)))
+                .collect();
+            assert_eq!(kept.len(), aops.len());
+            for (a, b) in kept.iter().zip(&aops) {
+                match (a, b) {
+                    (AOp::Txn(u, m, s, c), AOp::WorktreeTxn(u2, m2, s2, c2)) => {
+                        assert_eq!(
+                            format!("{:?}", (u, m, s, c)),
+                            format!("{:?}", (u2, m2, s2, c2))
+                        )
+                    }
+                    _ => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+                }
+            }
+        }
+        assert!(
+            (30..70).contains(&worktree_cases),
+            "{worktree_cases} of 200"
+        );
+    }
+
+    /// Worktree transactions never write through `main-worktree/` or `worktrees/<id>/`
+    /// names (git's defect `worktree-prefixed-name-written-as-is`).
+    #[test]
+    fn worktree_names_are_unprefixed() {
+        for n in worktree_name_pool() {
+            assert!(
+                reftable::refname::is_valid_refname(n.as_bytes(), true)
+                    && !n.starts_with("main-worktree/")
+                    && !n.starts_with("worktrees/"),
+                "{n}"
+            );
+        }
     }
 }

@@ -84,6 +84,12 @@ pub fn apply(
             message,
             create_reflog,
         } => txn(db, updates, message, *create_reflog, committer, objects),
+        // Only `conformance run` makes worktree cases; the modes that run our side alone
+        // (faults) take their cases from `generate`, which makes none.
+        Op::WorktreeTxn { .. } => Err(Refused {
+            class: None,
+            message: "a worktree transaction outside `conformance run`".into(),
+        }),
         Op::ReflogExpire { refname, expire } => on_log(db, refname, |db, t| {
             expire_log(db, t, expire_cutoff(expire))
         }),
@@ -135,6 +141,18 @@ pub(crate) fn txn(
     committer: &Committer,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
+    parser_check(updates)?;
+    let upd: Vec<_> = updates
+        .iter()
+        .map(|u| u.to_ref_update(message, create_reflog))
+        .collect();
+    db.transaction(&upd, committer, objects)
+        .map_err(|e| our_refusal(&e))
+}
+
+/// update-ref's parser: it refuses invalid names (refs and symref targets) before the ref
+/// layer sees them.
+pub(crate) fn parser_check(updates: &[Update]) -> Result<(), Refused> {
     let names_ok = updates.iter().all(|u| {
         is_valid_refname(u.refname.as_bytes(), true)
             && [&u.new, &u.old].into_iter().flatten().all(|v| match v {
@@ -149,12 +167,7 @@ pub(crate) fn txn(
             "invalid name (update-ref's parser)",
         ));
     }
-    let upd: Vec<_> = updates
-        .iter()
-        .map(|u| u.to_ref_update(message, create_reflog))
-        .collect();
-    db.transaction(&upd, committer, objects)
-        .map_err(|e| our_refusal(&e))
+    Ok(())
 }
 
 /// The full names of a branch rename or copy.

@@ -11,7 +11,7 @@ use crate::budget::Budget;
 
 use crate::finding::divergence::{Check, Divergence};
 
-use crate::generated::case::{run_concrete, run_generated};
+use crate::generated::case::{run_concrete, run_generated_with_reach};
 use crate::generated::outcome::CaseResult;
 
 use crate::defects::registry::{Expected, ExpectedSet};
@@ -246,7 +246,7 @@ struct CaseRun {
 fn run_case(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, index: u64, g: usize) -> CaseRun {
     let env = &envs[g];
     let t = Instant::now();
-    let result = match run_generated(env, cfg.seed, index, cfg.ops) {
+    let result = match run_generated_with_reach(env, cfg.seed, index, cfg.ops) {
         Ok(r) => r,
         Err(e) => {
             eprintln!(

@@ -24,7 +24,7 @@ fn fingerprint(t: &Tables) -> u64 {
     h.finish()
 }
 
-fn first_difference(a: &Tables, b: &Tables) -> Option<String> {
+pub(crate) fn first_difference(a: &Tables, b: &Tables) -> Option<String> {
     let names = |t: &Tables| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
     if names(a) != names(b) {
         return Some(format!(
@@ -236,7 +236,7 @@ impl Executor<'_> {
 
     /// `for-each-ref` lines (name, object, peeled, symref), root refs included where git can
     /// list them.
-    fn git_refs(&self, repo: &Path) -> Result<Vec<String>, String> {
+    pub(super) fn git_refs(&self, repo: &Path) -> Result<Vec<String>, String> {
         let mut args = vec!["for-each-ref"];
         if self.env.profile.features.include_root_refs {
             args.push("--include-root-refs");
@@ -343,6 +343,7 @@ impl Executor<'_> {
         }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
+        self.check_worktree_reflogs(step_end);
         self.result
     }
 

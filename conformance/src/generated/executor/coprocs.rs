@@ -12,6 +12,9 @@ type TxnKey = (String, bool);
 /// [`Executor::git_verify`](super::Executor::git_verify)).
 pub(crate) const VERIFIER: usize = 2;
 
+/// The `update-ref`s run in the case's linked worktree (see `worktree.rs`).
+pub(crate) const WORKTREE: usize = 3;
+
 /// The running `update-ref --stdin`s of a case and the (message, flag) pairs seen.
 #[derive(Default)]
 pub(crate) struct UpdateRefs {

@@ -9,8 +9,10 @@ mod expiry;
 mod lookups;
 mod reads;
 mod steps;
+mod worktree;
+mod wt_setup;
 
-use coprocs::{UpdateRefs, VERIFIER};
+use coprocs::{UpdateRefs, VERIFIER, WORKTREE};
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +43,8 @@ pub struct Executor<'e> {
     pub(crate) model: Model,
     pub(crate) twin: Option<(tempfile::TempDir, Twin)>,
     pub(crate) interleave_repo: Option<tempfile::TempDir>,
+    /// The linked worktree of a worktree case, on both sides.
+    pub(crate) worktree: Option<wt_setup::WorktreeSide>,
     /// The running `update-ref --stdin`s and the (message, flag) pairs that set the
     /// committer clock.
     update_refs: UpdateRefs,
@@ -71,6 +75,11 @@ impl<'e> Executor<'e> {
         let hash = opts.hash();
         let repo = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
         init_repo(env, repo.path(), "reftable", &opts)?;
+        let git_worktree = if opts.worktree {
+            Some(wt_setup::add_git_worktree(env, repo.path(), &opts)?)
+        } else {
+            None
+        };
         let ours_dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
         let git_stack = repo.path().join(".git/reftable");
         copy_stack(&git_stack, ours_dir.path())?;
@@ -81,6 +90,16 @@ impl<'e> Executor<'e> {
         );
         let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
         let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
+        let worktree = match git_worktree {
+            Some(parent) => Some(wt_setup::our_worktree(
+                env,
+                repo.path(),
+                ours_dir.path(),
+                parent,
+                db_opts,
+            )?),
+            None => None,
+        };
         let null = ObjectId::null(hash);
         let mut model = Model::new(null, opts.log_refs, opts.block_size);
         model.protect_dangling_symrefs = env.profile.dangling_symref_protected;
@@ -107,6 +126,7 @@ impl<'e> Executor<'e> {
             model,
             twin,
             interleave_repo,
+            worktree,
             update_refs: UpdateRefs::default(),
             tick: 0,
             txns: 0,
@@ -190,6 +210,7 @@ impl<'e> Executor<'e> {
         let spawn = || {
             let dir = match which {
                 0 | VERIFIER => self.repo.path().to_path_buf(),
+                WORKTREE => self.worktree.as_ref().expect("worktree").git_path(),
                 _ => self
                     .interleave_repo
                     .as_ref()
@@ -215,6 +236,11 @@ impl<'e> Executor<'e> {
         self.result.ops.push(op.clone());
         self.touched = op.touched_refs();
         if let Op::Txn {
+            message,
+            create_reflog,
+            ..
+        }
+        | Op::WorktreeTxn {
             message,
             create_reflog,
             ..
@@ -245,7 +271,11 @@ impl<'e> Executor<'e> {
         if let (Ok(()), Some(Ok(())), Some(trial)) = (&git_res, &model_res, trial) {
             self.model = trial;
         }
+        let touched = self.touched.clone();
         self.check_state();
+        if !self.diverged() {
+            self.check_worktree(&touched);
+        }
     }
 
     /// Paths of the two stacks (for case directories).

@@ -39,6 +39,11 @@ impl Executor<'_> {
                 message,
                 create_reflog,
             } => self.run_txn(updates, message, *create_reflog),
+            Op::WorktreeTxn {
+                updates,
+                message,
+                create_reflog,
+            } => self.run_worktree_txn(updates, message, *create_reflog),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -117,7 +122,7 @@ impl Executor<'_> {
         self.result
             .git_stdin
             .push(format!("start\n{lines}prepare\ncommit\n"));
-        let git_res = self.git_txn_verdict(&lines, message, create_reflog)?;
+        let git_res = self.git_txn_verdict(0, &lines, message, create_reflog)?;
         self.txns += 1;
         let time = BASE_TIME + 60 * self.tick;
         // The model decides on a copy; it is kept once git's verdict is known.
@@ -137,14 +142,16 @@ impl Executor<'_> {
         Some((git_res, ours_res, Some(model_res)))
     }
 
-    /// git's verdict on `lines` in its repository; `None` when git crashed or hung.
-    fn git_txn_verdict(
+    /// git's verdict on `lines` through the `update-ref` process `which` (see
+    /// [`Executor::git_txn`]); `None` when git crashed or hung.
+    pub(crate) fn git_txn_verdict(
         &mut self,
+        which: usize,
         lines: &str,
         message: &str,
         create_reflog: bool,
     ) -> Option<Result<(), Refused>> {
-        match self.git_txn(0, lines, message, create_reflog) {
+        match self.git_txn(which, lines, message, create_reflog) {
             TxnResult::Committed => Some(Ok(())),
             TxnResult::Failed(Exit::Code(_), err) => Some(Err(git_refusal(&err))),
             TxnResult::Failed(Exit::Signal(s), err) => {
