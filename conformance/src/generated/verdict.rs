@@ -81,6 +81,29 @@ pub fn compare(
     out
 }
 
+/// [`compare`] for a transaction the model cannot judge (one in a linked worktree), on a git
+/// whose check order differs from the library's (`reorders`: it checks objects when an
+/// update is queued or batches its D/F checks, 2.48+): when both refuse, each reason must be
+/// a fault of a transaction, but which of the transaction's faults each reports first is not
+/// compared, since without the model the set is unknown. On a git that checks in the
+/// library's order the classes must be equal, as everywhere else.
+pub fn compare_unmodeled(
+    git: &Result<(), Refused>,
+    ours: &Result<(), Refused>,
+    reorders: bool,
+) -> VerdictComparison {
+    let mut c = compare(git, ours, None);
+    if let (true, Some(m), Err(g), Err(o)) = (reorders, &c.mismatch, git, ours) {
+        let both_faults = [g.class, o.class]
+            .iter()
+            .all(|c| c.is_some_and(|c| c.fault().is_some()));
+        if m.check == Check::ErrorClass && both_faults {
+            c.mismatch = None;
+        }
+    }
+    c
+}
+
 /// A failed comparison (as [`first_mismatch`] returns it).
 fn mismatch(check: Check, class: &'static str, detail: String) -> Option<Mismatch> {
     Some(Mismatch {
@@ -329,5 +352,15 @@ mod tests {
             .mismatch,
             None
         );
+    }
+
+    #[test]
+    fn an_unmodeled_refusal_may_name_another_fault_only_on_a_git_that_reorders() {
+        let g = refused(ErrClass::NonCommit);
+        let o = refused(ErrClass::OldValue);
+        assert!(compare_unmodeled(&g, &o, true).mismatch.is_none());
+        assert!(compare_unmodeled(&g, &o, false).mismatch.is_some());
+        // Accepting against refusing is a mismatch however git orders its checks.
+        assert!(compare_unmodeled(&Ok(()), &o, true).mismatch.is_some());
     }
 }

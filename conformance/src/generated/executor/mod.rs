@@ -254,7 +254,13 @@ impl<'e> Executor<'e> {
         let k = self.result.kinds.entry(op.kind().to_string()).or_default();
         k[0] += 1;
         k[1] += u64::from(git_res.is_ok());
-        let c = verdict::compare(&git_res, &ours_res, model_res.as_ref());
+        let c = if matches!(op, Op::WorktreeTxn { .. }) {
+            let p = &self.env.profile;
+            let reorders = p.objects_checked_when_queued || p.df_checks_batched;
+            verdict::compare_unmodeled(&git_res, &ours_res, reorders)
+        } else {
+            verdict::compare(&git_res, &ours_res, model_res.as_ref())
+        };
         for check in c.compared {
             self.count(check);
         }
