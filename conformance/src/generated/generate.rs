@@ -99,7 +99,7 @@ pub enum AOp {
     /// `git branch -m/-M/-c/-C`: (old pick, new pick, new-name shape, copy, force).
     Branch(u8, u8, u8, bool, bool),
     /// A transaction ([`AOp::Txn`]'s fields) run in the case's linked worktree, over
-    /// [`worktree_name_pool`]; never drawn by the strategy, made by [`with_worktree`].
+    /// [`worktree_name_pool`]; never drawn by the strategy, made by `with_worktree`.
     WorktreeTxn(Vec<AUpdate>, u8, bool, bool),
 }
 
@@ -182,7 +182,7 @@ pub fn generate(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
     (opts, list)
 }
 
-/// One case in this many of `conformance run` has a linked worktree ([`with_worktree`]).
+/// One case in this many of `conformance run` has a linked worktree (`with_worktree`).
 pub const WORKTREE_ONE_IN: u64 = 4;
 
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
