@@ -209,22 +209,11 @@ impl Executor<'_> {
             Ok(view) => {
                 let expect = self.expected_git_view(ours);
                 if view != expect {
-                    let missing: Vec<_> = expect
-                        .iter()
-                        .filter(|l| !view.contains(l))
-                        .take(5)
-                        .collect();
-                    let extra: Vec<_> = view
-                        .iter()
-                        .filter(|l| !expect.contains(l))
-                        .take(5)
-                        .collect();
+                    let d = listing_difference(&view, &expect);
                     self.diverge(
                         Check::GitView,
                         "value mismatch",
-                        format!(
-                            "for-each-ref: expected but missing {missing:?}; unexpected {extra:?}"
-                        ),
+                        format!("for-each-ref: {d}"),
                     );
                     return;
                 }
@@ -479,6 +468,21 @@ pub fn resolve(s: &Snapshot, name: &str) -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// What a listing `view` lacks of `expect` and has beyond it (five lines of each at most).
+pub(super) fn listing_difference(view: &[String], expect: &[String]) -> String {
+    let missing: Vec<_> = expect
+        .iter()
+        .filter(|l| !view.contains(l))
+        .take(5)
+        .collect();
+    let extra: Vec<_> = view
+        .iter()
+        .filter(|l| !expect.contains(l))
+        .take(5)
+        .collect();
+    format!("expected but missing {missing:?}; unexpected {extra:?}")
 }
 
 #[cfg(test)]

@@ -224,16 +224,7 @@ impl Executor<'_> {
         match self.git_refs(&path) {
             Ok(view) if view == expect => true,
             Ok(view) => {
-                let missing: Vec<_> = expect
-                    .iter()
-                    .filter(|l| !view.contains(l))
-                    .take(5)
-                    .collect();
-                let extra: Vec<_> = view
-                    .iter()
-                    .filter(|l| !expect.contains(l))
-                    .take(5)
-                    .collect();
+                let d = super::checks::listing_difference(&view, &expect);
                 let what = if only_symref_column_differs(&view, &expect) {
                     // Known: git 2.47's `%(symref)` of a symref in a worktree's listing can
                     // name the target of a symref of the other stack
@@ -242,11 +233,7 @@ impl Executor<'_> {
                 } else {
                     "for-each-ref in the worktree"
                 };
-                self.diverge(
-                    Check::GitView,
-                    "value mismatch",
-                    format!("{what}: expected but missing {missing:?}; unexpected {extra:?}"),
-                );
+                self.diverge(Check::GitView, "value mismatch", format!("{what}: {d}"));
                 false
             }
             Err(e) => {
