@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use conformance::budget::Budget;
 use conformance::ci_output::sink::CiTargets;
 use conformance::defects::registry::{self, ExpectedSet};
+use conformance::defects::upstream::maintainers_section;
 use conformance::faults::report::FaultsReport;
 use conformance::faults::trial::Side;
 use conformance::faults::{run_faults, FaultsConfig};
@@ -119,7 +120,8 @@ pub fn faults(a: FaultsArgs, env: Env) -> i32 {
         std::process::exit(2);
     });
     let json = serde_json::to_string_pretty(&r).expect("json");
-    a.common.write_reports(json, &r.markdown());
+    let md = r.markdown() + &maintainers_section(&known, r.known_defects());
+    a.common.write_reports(json, &md);
     say(&r, &out);
     let tests = conformance::faults::ci_tests::ci_tests(&r);
     crate::ci_args::write_ci(&out, "reftable-rs conformance faults", &tests);
@@ -163,7 +165,7 @@ pub fn powerloss(a: CaseArgs, env: Env) -> i32 {
         eprintln!("conformance: powerloss: {e}");
         std::process::exit(2);
     });
-    let md = r.markdown();
+    let md = r.markdown() + &maintainers_section(&known, r.known_defects());
     a.write_reports(serde_json::to_string_pretty(&r).expect("json"), &md);
     out.say(md.trim_end());
     let tests = conformance::powerloss::ci_tests::ci_tests(&r);

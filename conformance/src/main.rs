@@ -10,6 +10,7 @@ use conformance::ci_output::result::TestResult;
 use conformance::ci_output::sink::CiTargets;
 use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport};
 use conformance::defects::registry::{self, ExpectedSet};
+use conformance::defects::upstream::maintainers_section;
 use conformance::generated::case::run_concrete;
 use conformance::generated::casedir::CaseFile;
 use conformance::generated::report::Report;
@@ -438,7 +439,8 @@ fn run_cmd(args: RunArgs) -> i32 {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
     }
     if let Some(p) = &args.report_md {
-        let _ = std::fs::write(p, r.markdown());
+        let md = r.markdown() + &maintainers_section(&known, r.known_defects());
+        let _ = std::fs::write(p, md);
     }
     print_run(&r, &out);
     let tests = conformance::generated::ci_tests::ci_tests(&r);
@@ -500,7 +502,11 @@ fn concurrent_only(
         }
     }
     if let Some(p) = &args.report_md {
-        let md: String = reports.iter().map(ConcurrentReport::markdown).collect();
+        let mut md: String = reports.iter().map(ConcurrentReport::markdown).collect();
+        md.push_str(&maintainers_section(
+            known,
+            reports.iter().flat_map(|r| r.known_defects()),
+        ));
         let _ = std::fs::write(p, md);
     }
     if let Some(p) = &args.report_json {
@@ -641,7 +647,8 @@ fn damaged(a: DamagedArgs) -> i32 {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
     }
     if let Some(p) = &a.report_md {
-        let _ = std::fs::write(p, r.markdown());
+        let md = r.markdown() + &default_maintainers_section(r.known_defects());
+        let _ = std::fs::write(p, md);
     }
     let status = say_damaged(&r, a.min_git_crash_sites, &out);
     let tests = conformance::damaged::ci_tests::ci_tests(&r, a.min_git_crash_sites);
@@ -700,7 +707,8 @@ fn migrate(a: MigrateArgs) -> i32 {
         std::process::exit(2);
     });
     if let Some(p) = &a.report_md {
-        let _ = std::fs::write(p, r.markdown());
+        let md = r.markdown() + &default_maintainers_section(r.known_defects());
+        let _ = std::fs::write(p, md);
     }
     if let Some(p) = &a.report_json {
         let _ = std::fs::write(p, serde_json::to_string_pretty(&r).expect("json"));
@@ -815,6 +823,13 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// The "for git's maintainers" section over the default registry (the one the damaged and
+/// migrate modes match against).
+fn default_maintainers_section<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
+    let known = ExpectedSet::load(&registry::default_path()).unwrap_or_default();
+    maintainers_section(&known, ids)
 }
 
 /// `conformance upstream ID`: hand a known git defect over in git's own test style.

@@ -103,6 +103,11 @@ impl ConcurrentReport {
         s
     }
 
+    /// The known git defects its findings matched.
+    pub fn known_defects(&self) -> impl Iterator<Item = &str> {
+        self.findings.iter().filter_map(|f| f.expected.as_deref())
+    }
+
     /// Findings no known git defect explains.
     pub fn unexpected(&self) -> usize {
         self.findings

@@ -40,7 +40,10 @@ pub fn ci_tests(r: &DamageReport, min_crash_sites: usize) -> Vec<TestResult> {
     }
     for f in &r.git_findings {
         let name = format!("git {} on {}: {}", f.class, f.command, f.signature);
-        let why = "git defect found by damage (not a failure of the gate)".to_string();
+        let why = match &f.known {
+            Some(k) => format!("known git defect {k} (not a failure of the gate)"),
+            None => "git defect found by damage (not a failure of the gate)".to_string(),
+        };
         out.push(TestResult::new(
             &suite,
             &name,

@@ -39,6 +39,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::defects::registry::{default_path, ExpectedSet};
+use crate::git::version::GitVersion;
 use crate::setup::env::Env;
 
 pub use config::DamageConfig;
@@ -91,6 +93,25 @@ pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String
     }
     let _ = std::fs::create_dir_all(&cfg.out);
     write_findings(env, cfg, &bases, findings, work.path(), &mut report);
+    label_known(&mut report);
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Name the known git defect each of git's findings matches (the registry's `damaged`
+/// entries in range of the git, by `class command`).
+fn label_known(report: &mut DamageReport) {
+    let Ok(known) = ExpectedSet::load(&default_path()) else {
+        return;
+    };
+    let Some(v) = GitVersion::parse(&report.version) else {
+        return;
+    };
+    for f in &mut report.git_findings {
+        let hit = f
+            .commands
+            .iter()
+            .find_map(|c| known.matching_damaged(&v, &f.class, c));
+        f.known = hit.map(|e| e.id.clone());
+    }
 }

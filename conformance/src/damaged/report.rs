@@ -32,6 +32,9 @@ pub struct Finding {
     pub detail: String,
     /// The directory with the damaged repository and `reproduce.sh`.
     pub case_dir: Option<String>,
+    /// The known git defect (mode `damaged` of the registry) it matches, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known: Option<String>,
 }
 
 /// The mode's report.
@@ -63,6 +66,14 @@ pub struct DamageReport {
 }
 
 impl DamageReport {
+    /// The known git defects its findings matched.
+    pub fn known_defects(&self) -> Vec<&str> {
+        self.git_findings
+            .iter()
+            .filter_map(|f| f.known.as_deref())
+            .collect()
+    }
+
     /// The Markdown report.
     pub fn markdown(&self) -> String {
         let mut s = format!(
@@ -82,15 +93,16 @@ impl DamageReport {
             "**git: {} distinct findings, {crash_sites} distinct crash sites.**\n\n",
             self.git_findings.len()
         ));
-        s.push_str("| side | class | commands | signature | seen | minimized damage | reproducer |\n|---|---|---|---|---:|---|---|\n");
+        s.push_str("| side | class | commands | signature | known git defect | seen | minimized damage | reproducer |\n|---|---|---|---|---|---:|---|---|\n");
         for f in self.ours_findings.iter().chain(&self.git_findings) {
             let dmg: Vec<String> = f.damage.edits.iter().map(Edit::summary).collect();
             s.push_str(&format!(
-                "| {} | {} | `{}` | {} | {} | {} | {} |\n",
+                "| {} | {} | `{}` | {} | {} | {} | {} | {} |\n",
                 f.side,
                 f.class,
                 f.commands.join("`, `"),
                 f.signature.replace('|', "\\|"),
+                f.known.as_deref().map_or("-".into(), |k| format!("`{k}`")),
                 f.count,
                 dmg.join("; ").replace('|', "\\|"),
                 f.case_dir.as_deref().unwrap_or("-")

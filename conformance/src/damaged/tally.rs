@@ -76,6 +76,7 @@ impl Tally {
                     base: bi,
                     detail: o.3.chars().take(2000).collect(),
                     case_dir: None,
+                    known: None,
                 }
             });
     }

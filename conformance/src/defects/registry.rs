@@ -335,6 +335,12 @@ mod tests {
             Some("tables-list-names-outside-the-stack")
         );
         assert_eq!(d("2.52.0", "touched-outside", "for-each-ref"), None);
+        assert_eq!(
+            d("2.55.0.618", "crash", "refs-verify").as_deref(),
+            Some("refs-verify-crash-on-unloadable-stack")
+        );
+        // 2.51 and older do not crash there (they check nothing).
+        assert_eq!(d("2.51.2", "crash", "refs-verify"), None);
     }
 
     #[test]

@@ -39,6 +39,45 @@ pub fn hand_over(known: &ExpectedSet, id: &str, out: &Path) -> Result<Handover, 
     Ok(Handover { test, message })
 }
 
+/// The section every mode's Markdown report ends with when it saw known git defects: for
+/// each, its versions, the `t/`-style test that hands it over (or the git-only reproducer
+/// while there is none) and the command that writes the test and the mailing-list message.
+/// Empty when `ids` is.
+pub fn maintainers_section<'a>(
+    known: &ExpectedSet,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let ids: std::collections::BTreeSet<&str> = ids.into_iter().collect();
+    if ids.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n## For git's maintainers\n\n\
+         Known git defects this run saw, and how to hand each over.\n\n\
+         | defect | versions | test in git's style | hand over |\n|---|---|---|---|\n",
+    );
+    for id in ids {
+        let Some(e) = known.entries().find(|e| e.id == id) else {
+            continue;
+        };
+        let (test, how) = if e.upstream.is_empty() {
+            let repro = if e.reproducer.is_empty() {
+                "none".to_string()
+            } else {
+                format!("none yet; git-only reproducer `{}`", e.reproducer)
+            };
+            (repro, "-".to_string())
+        } else {
+            (
+                format!("`{}`", e.upstream),
+                format!("`conformance upstream {id}`"),
+            )
+        };
+        s.push_str(&format!("| `{id}` | {} | {test} | {how} |\n", e.versions));
+    }
+    s
+}
+
 /// The mailing-list message: what goes wrong, the evidence, and how to see it.
 fn mail(e: &Expected, test: &str) -> String {
     format!(
@@ -90,5 +129,26 @@ mod tests {
         }
         let out = tempfile::tempdir().unwrap();
         assert!(hand_over(&known, "no-such-defect", out.path()).is_err());
+    }
+
+    #[test]
+    fn the_maintainers_section_names_the_test_or_the_reproducer() {
+        let known = ExpectedSet::load(&crate::defects::registry::default_path()).unwrap();
+        assert_eq!(maintainers_section(&known, []), "");
+        let with = known.entries().find(|e| !e.upstream.is_empty()).unwrap();
+        let without = known
+            .entries()
+            .find(|e| e.upstream.is_empty() && !e.reproducer.is_empty())
+            .unwrap();
+        let s = maintainers_section(&known, [with.id.as_str(), without.id.as_str(), "unknown"]);
+        assert!(
+            s.contains(&format!("`conformance upstream {}`", with.id)),
+            "{s}"
+        );
+        assert!(
+            s.contains(&format!("git-only reproducer `{}`", without.reproducer)),
+            "{s}"
+        );
+        assert!(!s.contains("unknown"), "{s}");
     }
 }

@@ -49,6 +49,16 @@ pub struct FaultsReport {
 }
 
 impl FaultsReport {
+    /// The known git defects its trials matched.
+    pub fn known_defects(&self) -> Vec<&str> {
+        self.ops
+            .iter()
+            .flat_map(|o| &o.sides)
+            .flat_map(|s| &s.trials)
+            .filter_map(|t| t.known.as_deref())
+            .collect()
+    }
+
     /// Trials of `side`, over every operation.
     pub fn trials(&self, side: Side) -> impl Iterator<Item = (&OpRun, &Trial)> {
         self.ops.iter().flat_map(move |o| {

@@ -179,6 +179,20 @@ pub struct Report {
 }
 
 impl Report {
+    /// The known git defects the run saw (its cases' and its concurrent rounds').
+    pub fn known_defects(&self) -> Vec<&str> {
+        let concurrent = self
+            .gits
+            .iter()
+            .filter_map(|g| g.concurrent.as_ref())
+            .flat_map(|c| c.known_defects());
+        self.git_defects
+            .iter()
+            .map(|d| d.id.as_str())
+            .chain(concurrent)
+            .collect()
+    }
+
     /// Where the CPU time of the case runs went, per operation: git's processes and the
     /// harness.
     pub fn cpu_line(&self) -> Option<String> {

@@ -77,6 +77,14 @@ pub struct MigrationReport {
 }
 
 impl MigrationReport {
+    /// The known git defects its divergences matched.
+    pub fn known_defects(&self) -> Vec<&str> {
+        self.divergences
+            .iter()
+            .filter_map(|d| d.finding.expected.as_deref())
+            .collect()
+    }
+
     /// Divergences no known git defect explains.
     pub fn unexpected(&self) -> usize {
         self.divergences

@@ -140,6 +140,15 @@ pub struct PowerLossReport {
 }
 
 impl PowerLossReport {
+    /// The known git defects its settings' crash states matched.
+    pub fn known_defects(&self) -> Vec<&str> {
+        self.settings
+            .iter()
+            .flat_map(|s| &s.known)
+            .map(String::as_str)
+            .collect()
+    }
+
     /// The run passes: no bad state and no error for a required setting.
     pub fn clean(&self) -> bool {
         self.settings
