@@ -105,6 +105,10 @@ pub struct FaultsArgs {
     /// Our stack without fsync (as the generated mode runs it).
     #[arg(long)]
     no_fsync: bool,
+    /// Leave out `git refs migrate` (each case's refs migrated to reftable and back under
+    /// faults, git's side only).
+    #[arg(long)]
+    no_migrations: bool,
 }
 
 /// `conformance faults`: the run, its reports, its lines and test results; the exit status.
@@ -113,6 +117,7 @@ pub fn faults(a: FaultsArgs, env: Env) -> i32 {
     let (mut cfg, known) = a.common.config();
     cfg.max_points = a.max_points;
     cfg.fsync = !a.no_fsync;
+    cfg.migrations = !a.no_migrations;
     cfg.fail_fast = a.fail_fast;
     cfg.out = Some(a.out.clone());
     let r = run_faults(&env, &known, &cfg).unwrap_or_else(|e| {

@@ -14,6 +14,10 @@ fn faults(dir: &Path, plant: Option<&str>) -> (Option<i32>, serde_json::Value) {
     let out = dir.join("findings");
     let mut args = vec!["faults", "--cases", "1", "--ops-per-case", "2"];
     args.extend(["--max-points", "400", "--out", out.to_str().unwrap()]);
+    if plant.is_some() {
+        // A planted defect of our library shows in the operations; migrations are git's.
+        args.push("--no-migrations");
+    }
     mode(dir, &args, plant)
 }
 
@@ -42,17 +46,10 @@ fn mode(dir: &Path, args: &[&str], plant: Option<&str>) -> (Option<i32>, serde_j
 
 /// The classes of `side`'s trials.
 fn classes(r: &serde_json::Value, side: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for op in r["ops"].as_array().unwrap() {
-        for s in op["sides"].as_array().unwrap() {
-            if s["side"] == side {
-                for t in s["trials"].as_array().unwrap() {
-                    out.push(t["class"].as_str().unwrap().to_string());
-                }
-            }
-        }
-    }
-    out
+    trials(r, side)
+        .into_iter()
+        .map(|t| t["class"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn strace_or_skip() -> bool {
@@ -102,6 +99,43 @@ fn faults_reach_both_sides_and_ours_has_no_defect() {
             .any(|c| bad.contains(&c.as_str()) || c == "committed-but-reported-failed"),
         "{ours:?}"
     );
+    // Short writes (a file size limit halfway through a write) are tried on both sides,
+    // and each reached the write it was meant to cut.
+    for side in ["git", "ours"] {
+        let short: Vec<&serde_json::Value> = trials(&r, side)
+            .into_iter()
+            .filter(|t| t["point"]["errno"] == "SHORT")
+            .collect();
+        assert!(!short.is_empty(), "{side}: no short write tried");
+        for t in short {
+            assert!(t["injected"].is_string(), "{side}: {t}");
+        }
+    }
+    // git's migrations of the case's refs (to reftable and back) were tried, and the faults
+    // reached both a clean refusal and an acknowledged migration.
+    let migrations = r["migrations"].as_array().unwrap();
+    assert_eq!(migrations.len(), 2, "{migrations:?}");
+    let migrated: Vec<&str> = migrations
+        .iter()
+        .flat_map(|m| m["git"]["trials"].as_array().unwrap())
+        .map(|t| t["class"].as_str().unwrap())
+        .collect();
+    for want in ["acknowledged", "clean-refusal"] {
+        assert!(migrated.contains(&want), "no {want} in {migrated:?}");
+    }
+}
+
+/// Every trial of `side` in a faults report.
+fn trials<'a>(r: &'a serde_json::Value, side: &str) -> Vec<&'a serde_json::Value> {
+    let mut out = Vec::new();
+    for op in r["ops"].as_array().into_iter().flatten() {
+        for s in op["sides"].as_array().into_iter().flatten() {
+            if s["side"] == side {
+                out.extend(s["trials"].as_array().into_iter().flatten());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(reftable_test_hooks)]

@@ -256,16 +256,19 @@ impl ExpectedSet {
     }
 }
 
-/// Whether `text` contains `pattern`, each `*` of which stands for any text.
+/// Whether `text` contains `pattern`, each `*` of which stands for any text; ` | ` separates
+/// alternatives.
 pub fn contains_pattern(text: &str, pattern: &str) -> bool {
-    let mut rest = text;
-    for part in pattern.split('*') {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
+    pattern.split(" | ").any(|alternative| {
+        let mut rest = text;
+        for part in alternative.split('*') {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
         }
-    }
-    true
+        true
+    })
 }
 
 /// Whether `d` is the divergence the run-mode entry `e` describes.
@@ -282,6 +285,8 @@ mod tests {
         assert!(contains_pattern(sig, "before-commit update-ref"));
         assert!(!contains_pattern(sig, "openat * crash"));
         assert!(!contains_pattern(sig, "crash * write"));
+        assert!(contains_pattern(sig, "hang * write | crash * openat"));
+        assert!(!contains_pattern(sig, "hang * write | crash * close"));
     }
 
     use super::*;

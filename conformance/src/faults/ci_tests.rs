@@ -3,7 +3,8 @@
 //! `skipped` in JUnit).
 
 use crate::ci_output::result::{TestResult, Verdict};
-use crate::faults::report::{finding_line, FaultsReport};
+use crate::faults::migration::MigrationRun;
+use crate::faults::report::{finding_line, migration_line, FaultsReport};
 use crate::finding::script::sh_quote;
 
 /// The test results of `r`.
@@ -46,5 +47,41 @@ pub fn ci_tests(r: &FaultsReport) -> Vec<TestResult> {
         };
         out.push(TestResult::new(&suite, &name, verdict, text));
     }
+    for m in &r.migrations {
+        out.push(migration_test(&suite, m, &again));
+    }
     out
+}
+
+/// One test per migration tried: failing on git's unknown defects or a migration that
+/// could not be tried.
+fn migration_test(suite: &str, m: &MigrationRun, again: &str) -> TestResult {
+    let name = format!(
+        "{} {}: {} faulted runs",
+        m.case,
+        m.command(),
+        m.git.trials.len()
+    );
+    let mut text = String::new();
+    if let Some(e) = &m.git.error {
+        text.push_str(&format!("could not be tried: {e}\n"));
+    }
+    let mut known = Vec::new();
+    for t in m.git.trials.iter().filter(|t| t.class.is_bad()) {
+        match &t.known {
+            Some(k) => known.push(k.clone()),
+            None => text.push_str(&format!("{}\n", migration_line(&m.case, &m.command(), t))),
+        }
+    }
+    let verdict = if !text.is_empty() {
+        text.push_str(again);
+        Verdict::Fail
+    } else if !known.is_empty() {
+        known.sort();
+        known.dedup();
+        Verdict::Known(format!("known git defect: {}", known.join(", ")))
+    } else {
+        Verdict::Pass
+    };
+    TestResult::new(suite, &name, verdict, text)
 }

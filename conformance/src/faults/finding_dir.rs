@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::faults::points::{FaultPoint, SYSCALLS};
+use crate::faults::strace::short_write_wrapper;
 use crate::finding::dir::{fresh, write_script, REPRODUCE};
 use crate::finding::script::sh_quote;
 use crate::git::driver::{BASE_TIME, EMAIL, NAME, TZ};
@@ -53,8 +54,26 @@ fn script(f: &FindingFiles<'_>) -> String {
         sh_quote(EMAIL),
     );
     let inject = f.point.inject_arg();
+    // A short write is made by a file size limit, not by strace.
+    let (how, fault) = match f.point.fsize {
+        Some(limit) => (
+            "a file size limit cutting one write short",
+            format!(
+                "-- {}",
+                short_write_wrapper(limit)
+                    .iter()
+                    .map(|a| sh_quote(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ),
+        None => (
+            "strace failing one system call",
+            format!("-e inject={inject}"),
+        ),
+    };
     format!(
-        "#!/bin/sh\n{about}#\n# git's command on a copy of repo/ with strace failing one system call ({inject}).\n#   sh {REPRODUCE} [GIT]\nGIT=${{1:-git}}\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nwork=$(mktemp -d)\ntrap 'rm -rf \"$work\"' EXIT\ncp -R \"$here/repo\" \"$work/repo\"\ncd \"$work/repo\"\n{env} \\\n  strace -f -qq -y -o \"$work/trace\" -e trace={} -e inject={inject} \"$GIT\" {} <\"$here/stdin\"\necho \"exit status $?\"\ngrep INJECTED \"$work/trace\"\n{env} \"$GIT\" for-each-ref\necho \"for-each-ref: exit status $?\"\nls .git/reftable\n",
+        "#!/bin/sh\n{about}#\n# git's command on a copy of repo/ with {how} ({inject}).\n#   sh {REPRODUCE} [GIT]\nGIT=${{1:-git}}\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nwork=$(mktemp -d)\ntrap 'rm -rf \"$work\"' EXIT\ncp -R \"$here/repo\" \"$work/repo\"\ncd \"$work/repo\"\n{env} \\\n  strace -f -qq -y -o \"$work/trace\" -e trace={} {fault} \"$GIT\" {} <\"$here/stdin\"\necho \"exit status $?\"\ngrep -E 'INJECTED|EFBIG' \"$work/trace\"\n{env} \"$GIT\" for-each-ref\necho \"for-each-ref: exit status $?\"\nls .git/reftable\n",
         SYSCALLS.join(","),
         args.join(" ")
     )

@@ -22,6 +22,7 @@
 pub mod ci_tests;
 pub mod class;
 pub mod finding_dir;
+pub mod migration;
 pub mod observe;
 pub mod points;
 pub mod report;
@@ -67,6 +68,9 @@ pub struct FaultsConfig {
     pub fail_fast: bool,
     /// Where findings go (the first of each kind: class, phase, command, call, error).
     pub out: Option<PathBuf>,
+    /// Also migrate each case's refs (`git refs migrate`, files to reftable and back) under
+    /// faults.
+    pub migrations: bool,
 }
 
 impl FaultsConfig {
@@ -84,6 +88,7 @@ impl FaultsConfig {
             deadline: None,
             fail_fast: false,
             out: None,
+            migrations: true,
         }
     }
 }
@@ -141,6 +146,17 @@ pub fn run_faults(
             report.ops.push(op);
             Ok(())
         })?;
+        if cfg.migrations && !crate::budget::past(cfg.deadline) {
+            let runs = migration::try_migrations(
+                env,
+                cfg,
+                index,
+                &dir.join("migrate"),
+                &mut |r, src, objects| filing.file_migration(r, src, objects),
+            )?;
+            report.migrations.extend(runs);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         report.cases += 1;
         if cfg.fail_fast && !report.clean() {
             report.stop = Some("--fail-fast: a defect that fails the run".into());
@@ -259,6 +275,53 @@ struct Filing<'a> {
 }
 
 impl Filing<'_> {
+    /// A migration's defects, as [`Filing::file`] does for an operation's (git's side only).
+    fn file_migration(&mut self, r: &mut migration::MigrationRun, src: &Path, objects: &Path) {
+        let command = r.command();
+        let args: Vec<String> = ["refs", "migrate", &format!("--ref-format={}", r.to)]
+            .map(String::from)
+            .to_vec();
+        for trial in r.git.trials.iter_mut().filter(|t| t.class.is_bad()) {
+            if let Some(v) = &self.version {
+                trial.known = self
+                    .known
+                    .matching_signature(v, Mode::Faults, &signature(trial, &command))
+                    .map(|e| e.id.clone());
+            }
+            let p = &trial.point;
+            let kind = format!(
+                "git-{}-{}-{command}-{}-{}",
+                trial.class.name(),
+                p.phase(),
+                p.syscall,
+                p.errno
+            )
+            .to_lowercase();
+            let Some(out) = &self.out else { continue };
+            if trial.known.is_some() || !self.written.insert(kind.clone()) {
+                continue;
+            }
+            let about = report::migration_line(r.case.as_str(), &command, trial);
+            let point = trial.point.clone();
+            let files = finding_dir::FindingFiles {
+                about: &about,
+                pre: src,
+                objects,
+                args: &args,
+                stdin: "",
+                tick: migration::TICK,
+                point: &point,
+            };
+            let dir = out.join(kind);
+            match finding_dir::write(&dir, &files) {
+                Ok(()) => trial.finding_dir = Some(dir.display().to_string()),
+                Err(e) => trial
+                    .detail
+                    .push_str(&format!(" (finding not written: {e})")),
+            }
+        }
+    }
+
     fn file(&mut self, t: &OpUnderTest<'_>, op: &mut OpRun) {
         let command = op.command.clone();
         let mut to_write = Vec::new();

@@ -2,6 +2,10 @@
 //! run without faults (`strace -f -y`), each named by its system call, its number among the
 //! same process's calls of that system call (what strace's `when=` counts: per system call
 //! and per process) and the file of the stack it touches; and the errors each one gets.
+//! Short writes are points too: a file size limit (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored)
+//! halfway through one write makes the kernel write part of it and return the short count,
+//! and the next write fail with `EFBIG`, as a disk that fills up in the middle of a write
+//! does.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +23,8 @@ pub const SYSCALLS: &[&str] = &[
     "renameat2",
     "unlink",
     "unlinkat",
+    "mkdir",
+    "rmdir",
 ];
 
 /// One call of the write path in a trace.
@@ -37,6 +43,8 @@ pub struct Call {
     /// Made after the first commit point of the run (the rename of `tables.list.lock` onto
     /// `tables.list`): what fails here cannot undo that commit.
     pub after_commit: bool,
+    /// For `write` and `pwrite64`: the file offset it writes at and the bytes it asks for.
+    pub span: Option<(u64, u64)>,
 }
 
 /// One injection: the `nth` call of `syscall` fails with `errno`.
@@ -52,6 +60,10 @@ pub struct FaultPoint {
     pub role: String,
     /// After the run's first commit point ([`Call::after_commit`]).
     pub after_commit: bool,
+    /// A short write instead of an error: the file size limit in bytes that cuts this call
+    /// (`errno` is then `SHORT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsize: Option<u64>,
 }
 
 impl FaultPoint {
@@ -64,9 +76,12 @@ impl FaultPoint {
         }
     }
 
-    /// strace's argument for this injection.
+    /// strace's argument for this injection; for a short write, the limit that makes it.
     pub fn inject_arg(&self) -> String {
-        format!("{}:error={}:when={}", self.syscall, self.errno, self.nth)
+        match self.fsize {
+            Some(limit) => format!("{}:short:when={}:fsize={limit}", self.syscall, self.nth),
+            None => format!("{}:error={}:when={}", self.syscall, self.errno, self.nth),
+        }
     }
 }
 
@@ -79,6 +94,7 @@ pub fn errnos(call: &Call) -> &'static [&'static str] {
         "close" if call.role == "stack directory" => &[],
         "write" | "pwrite64" => &["ENOSPC", "EIO", "EINTR"],
         "openat" if call.creates => &["ENOSPC", "EIO"],
+        "mkdir" => &["ENOSPC", "EIO"],
         _ => &["EIO"],
     }
 }
@@ -113,11 +129,39 @@ fn stack_path(args: &str) -> Option<&str> {
     Some(&args[start..at + end])
 }
 
+/// Which calls of a trace are fault points, and what they touch.
+pub struct Scope {
+    /// The path of a call's arguments that is in scope, if one is.
+    pub locate: fn(&str) -> Option<&str>,
+    /// What that path is, in words.
+    pub role: fn(&str) -> String,
+    /// Whether a call (its arguments, its result) is the commit point.
+    pub commits: fn(&str, &str) -> bool,
+}
+
+/// The stack directory: a write operation's scope, committed by the rename of
+/// `tables.list.lock` onto `tables.list`.
+pub const STACK: Scope = Scope {
+    locate: stack_path,
+    role,
+    commits: |args, result| {
+        args.contains("tables.list.lock\"")
+            && args.contains("tables.list\"")
+            && result.starts_with('0')
+    },
+};
+
 /// The calls of the write path that touch the stack, from a trace written with
 /// `strace -f -qq -y -e trace=`[`SYSCALLS`]; counted per process and system call as strace
 /// counts for `when=`.
 pub fn parse_trace(log: &str) -> Vec<Call> {
+    parse_trace_in(log, &STACK)
+}
+
+/// The calls of the trace `log` in `scope`, counted as [`parse_trace`] counts them.
+pub fn parse_trace_in(log: &str, scope: &Scope) -> Vec<Call> {
     let mut counts: std::collections::HashMap<(u32, String), u32> = Default::default();
+    let mut offsets: std::collections::HashMap<String, u64> = Default::default();
     let mut calls = Vec::new();
     let mut committed = false;
     for line in log.lines() {
@@ -139,24 +183,87 @@ pub fn parse_trace(log: &str) -> Vec<Call> {
         let nth = counts.entry((pid, syscall.to_string())).or_default();
         *nth += 1;
         let args = rest[paren..].split(" = ").next().unwrap_or("");
-        let Some(path) = stack_path(args) else {
+        let Some(path) = (scope.locate)(args) else {
             continue;
+        };
+        let result = rest.rsplit(" = ").next().unwrap_or("");
+        let span = match syscall {
+            "openat" => {
+                offsets.insert(path.to_string(), 0);
+                None
+            }
+            "write" => last_number(args).map(|n| {
+                let at = offsets.entry(path.to_string()).or_default();
+                let span = (*at, n);
+                *at += leading_number(result).unwrap_or(n);
+                span
+            }),
+            "pwrite64" => {
+                let mut nums = args
+                    .rsplit(", ")
+                    .filter_map(|a| a.trim_end_matches(')').parse().ok());
+                let (at, n) = (nums.next(), nums.next());
+                at.zip(n)
+            }
+            _ => None,
         };
         calls.push(Call {
             pid,
             syscall: syscall.to_string(),
             nth: *nth,
-            role: role(path),
+            role: (scope.role)(path),
             creates: syscall == "openat" && args.contains("O_CREAT"),
             after_commit: committed,
+            span,
         });
-        let result = rest.rsplit(" = ").next().unwrap_or("");
-        committed |= syscall.starts_with("rename")
-            && args.contains("tables.list.lock\"")
-            && args.contains("tables.list\"")
-            && result.starts_with('0');
+        committed |= syscall.starts_with("rename") && (scope.commits)(args, result);
     }
     calls
+}
+
+/// The last argument of a call's argument list when it is a number (`write`'s count).
+fn last_number(args: &str) -> Option<u64> {
+    args.trim_end_matches(')').rsplit(", ").next()?.parse().ok()
+}
+
+/// The number a result starts with (`68`, `-1 EFBIG ...`: none).
+fn leading_number(result: &str) -> Option<u64> {
+    result.split_whitespace().next()?.parse().ok()
+}
+
+/// The short writes of `calls`: for each write of two bytes or more to the stack, the file
+/// size limit halfway through it. The write cut is the first one in the trace that reaches
+/// past the limit (an earlier, longer file can take the cut), named by that call; one point
+/// per call cut.
+pub fn short_writes(calls: &[Call]) -> Vec<FaultPoint> {
+    let mut out: Vec<FaultPoint> = Vec::new();
+    for c in calls {
+        let Some((at, n)) = c.span.filter(|&(_, n)| n >= 2) else {
+            continue;
+        };
+        let limit = at + n / 2;
+        let Some(cut) = calls
+            .iter()
+            .find(|d| d.span.is_some_and(|(a, m)| a + m > limit))
+        else {
+            continue;
+        };
+        if out
+            .iter()
+            .any(|q| q.syscall == cut.syscall && q.nth == cut.nth)
+        {
+            continue;
+        }
+        out.push(FaultPoint {
+            syscall: cut.syscall.clone(),
+            nth: cut.nth,
+            errno: "SHORT".into(),
+            role: cut.role.clone(),
+            after_commit: cut.after_commit,
+            fsize: Some(limit),
+        });
+    }
+    out
 }
 
 /// Every injection for `calls`: each call with each of its errors, once per (system call,
@@ -171,6 +278,7 @@ pub fn points(calls: &[Call]) -> Vec<FaultPoint> {
                 errno: e.to_string(),
                 role: c.role.clone(),
                 after_commit: c.after_commit,
+                fsize: None,
             };
             if !out
                 .iter()
@@ -218,6 +326,31 @@ mod tests {
                 (29990, "rename", 2, "tables.list.lock", false, false),
                 (29990, "close", 2, "tables.list", false, true),
                 (29991, "write", 1, "tables.list.lock", false, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn writes_have_their_offsets_and_a_short_write_cuts_the_first_one_past_the_limit() {
+        let trace = "1 openat(AT_FDCWD</r>, \"/r/.git/reftable/t.temp.X\", O_RDWR|O_CREAT, 0666) = 5</r/.git/reftable/t.temp.X>\n\
+            1 write(5</r/.git/reftable/t.temp.X>, \"REFT\"..., 100) = 100\n\
+            1 write(5</r/.git/reftable/t.temp.X>, \"r\"..., 40) = 40\n\
+            1 openat(AT_FDCWD</r>, \"/r/.git/reftable/tables.list.lock\", O_RDWR|O_CREAT|O_EXCL, 0666) = 6</r/.git/reftable/tables.list.lock>\n\
+            1 write(6</r/.git/reftable/tables.list.lock>, \"0x\"..., 30) = 30\n";
+        let calls = parse_trace(trace);
+        let spans: Vec<_> = calls.iter().filter_map(|c| c.span).collect();
+        assert_eq!(spans, [(0, 100), (100, 40), (0, 30)]);
+        let short: Vec<String> = short_writes(&calls)
+            .iter()
+            .map(FaultPoint::inject_arg)
+            .collect();
+        // Halfway through the lock's 30 bytes (15) the table's first write is already past
+        // the limit: that call is cut, once.
+        assert_eq!(
+            short,
+            [
+                "write:short:when=1:fsize=50",
+                "write:short:when=2:fsize=120"
             ]
         );
     }

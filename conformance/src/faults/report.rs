@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::faults::class::Class;
+use crate::faults::migration::MigrationRun;
 use crate::faults::trial::{Side, SideRun, Trial};
 use crate::ops::Op;
 
@@ -42,6 +43,9 @@ pub struct FaultsReport {
     pub fsync: bool,
     /// The operations tried.
     pub ops: Vec<OpRun>,
+    /// The migrations tried (`git refs migrate`, git's side only).
+    #[serde(default)]
+    pub migrations: Vec<MigrationRun>,
     /// Why the run stopped early, if it did.
     pub stop: Option<String>,
     /// Seconds taken.
@@ -55,6 +59,7 @@ impl FaultsReport {
             .iter()
             .flat_map(|o| &o.sides)
             .flat_map(|s| &s.trials)
+            .chain(self.migrations.iter().flat_map(|m| &m.git.trials))
             .filter_map(|t| t.known.as_deref())
             .collect()
     }
@@ -107,6 +112,19 @@ impl FaultsReport {
                 }
             }
         }
+        for m in &self.migrations {
+            if let Some(e) = &m.git.error {
+                out.push(format!("{} {}: {e}", m.case, m.command()));
+            }
+            for t in m
+                .git
+                .trials
+                .iter()
+                .filter(|t| t.class.is_bad() && t.known.is_none())
+            {
+                out.push(migration_line(&m.case, &m.command(), t));
+            }
+        }
         out
     }
 
@@ -142,7 +160,51 @@ impl FaultsReport {
             self.trials(Side::Ours).count()
         ));
         s.push_str(&self.by_command());
+        s.push_str(&self.migrations_md());
         s.push_str(&self.findings_md());
+        s
+    }
+
+    /// The migrations: trials per class, and each defect.
+    fn migrations_md(&self) -> String {
+        if self.migrations.is_empty() {
+            return String::new();
+        }
+        let mut s = String::from("## Migrations (`git refs migrate`, git only)\n\n| case | to | points | trials | classes |\n|---|---|---:|---:|---|\n");
+        for m in &self.migrations {
+            let mut n: BTreeMap<Class, usize> = BTreeMap::new();
+            for t in &m.git.trials {
+                *n.entry(t.class).or_default() += 1;
+            }
+            let classes: Vec<String> = n.iter().map(|(c, k)| format!("{} {k}", c.name())).collect();
+            let classes = match (&m.git.error, &m.skipped) {
+                (Some(e), _) => format!("not tried: {e}"),
+                (None, Some(why)) => format!("skipped: {why}"),
+                (None, None) => classes.join(", "),
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                m.case,
+                m.to,
+                m.git.points,
+                m.git.trials.len(),
+                classes.replace('|', "\\|")
+            ));
+        }
+        s.push('\n');
+        for m in &self.migrations {
+            for t in m.git.trials.iter().filter(|t| t.class.is_bad()) {
+                let known = t
+                    .known
+                    .as_ref()
+                    .map_or(String::new(), |k| format!(" (known: `{k}`)"));
+                s.push_str(&format!(
+                    "- {}{known}\n",
+                    migration_line(&m.case, &m.command(), t)
+                ));
+            }
+        }
+        s.push('\n');
         s
     }
 
@@ -201,6 +263,23 @@ impl FaultsReport {
         }
         s
     }
+}
+
+/// One line for a bad trial of a migration.
+pub fn migration_line(case: &str, command: &str, t: &Trial) -> String {
+    let dir = t
+        .finding_dir
+        .as_ref()
+        .map_or(String::new(), |d| format!(" -> {d}"));
+    format!(
+        "Git {} {} {command}, {case}: {} on {} ({}): {}{dir}",
+        t.class.name(),
+        t.point.phase(),
+        t.point.inject_arg(),
+        t.point.role,
+        t.injected.as_deref().unwrap_or("no call reached"),
+        t.detail.lines().next().unwrap_or("")
+    )
 }
 
 /// One line for a bad trial.

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::faults::points::{FaultPoint, SYSCALLS};
-use crate::git::driver::{run_in_group, Exit};
+use crate::git::driver::{run_in_group, run_in_group_capturing, Exit};
 
 /// How a traced run ended and what it printed.
 #[derive(Clone, Debug)]
@@ -43,6 +43,18 @@ pub enum Tracing<'a> {
     Record(&'a [&'a str]),
 }
 
+/// The command that runs what follows it with files limited to `limit` bytes and `SIGXFSZ`
+/// ignored (an ignored signal stays ignored across `exec`), so that the write that crosses
+/// the limit is cut short and the next one fails with `EFBIG`.
+pub fn short_write_wrapper(limit: u64) -> [String; 4] {
+    [
+        "sh".into(),
+        "-c".into(),
+        "trap '' XFSZ; exec prlimit --fsize=$0:$0 -- \"$@\"".into(),
+        limit.to_string(),
+    ]
+}
+
 /// The strace arguments that run `cmd` as `how` says, the trace written to `log`.
 pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
     let mut a = vec![
@@ -55,8 +67,18 @@ pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
     match how {
         Tracing::Faults(fault) => {
             a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]);
-            if let Some(f) = fault {
-                a.extend(["-e".into(), format!("inject={}", f.inject_arg())]);
+            match fault {
+                Some(FaultPoint {
+                    fsize: Some(limit), ..
+                }) => {
+                    a.push("--".into());
+                    a.extend(short_write_wrapper(*limit));
+                    a.push(cmd.get_program().to_string_lossy().into_owned());
+                    a.extend(cmd.get_args().map(|s| s.to_string_lossy().into_owned()));
+                    return a;
+                }
+                Some(f) => a.extend(["-e".into(), format!("inject={}", f.inject_arg())]),
+                None => {}
             }
         }
         Tracing::Record(extra) => {
@@ -95,11 +117,23 @@ pub fn run(
     if let Some(d) = cmd.get_current_dir() {
         c.current_dir(d);
     }
-    c.stdin(std::fs::File::open(file("stdin")).map_err(io)?)
-        .stdout(std::fs::File::create(file("stdout")).map_err(io)?)
-        .stderr(std::fs::File::create(file("stderr")).map_err(io)?);
-    let exit = run_in_group(&mut c, timeout).map_err(|e| format!("cannot run strace: {e}"))?;
+    c.stdin(std::fs::File::open(file("stdin")).map_err(io)?);
+    let cannot = |e: std::io::Error| format!("cannot run strace: {e}");
     let read = |name: &str| std::fs::read_to_string(file(name)).unwrap_or_default();
+    if matches!(how, Tracing::Faults(Some(p)) if p.fsize.is_some()) {
+        // Output into files would be cut by the file size limit too: pipes are not.
+        let (exit, stdout, stderr) = run_in_group_capturing(&mut c, timeout).map_err(cannot)?;
+        let trace = read("trace");
+        return Ok(Traced {
+            exit,
+            stdout,
+            stderr,
+            trace,
+        });
+    }
+    c.stdout(std::fs::File::create(file("stdout")).map_err(io)?)
+        .stderr(std::fs::File::create(file("stderr")).map_err(io)?);
+    let exit = run_in_group(&mut c, timeout).map_err(cannot)?;
     Ok(Traced {
         exit,
         stdout: read("stdout"),
@@ -108,11 +142,30 @@ pub fn run(
     })
 }
 
-/// The injection strace reports in `trace` (`(INJECTED)`), for the record of a trial: a
-/// fault point that no call reached shows as none.
+/// The injection strace reports in `trace` (`(INJECTED)`), or the first write a file size
+/// limit cut short or refused, for the record of a trial: a fault point that no call reached
+/// shows as none.
 pub fn injected_line(trace: &str) -> Option<String> {
     trace
         .lines()
-        .find(|l| l.contains("(INJECTED)"))
+        .find(|l| l.contains("(INJECTED)") || l.contains("EFBIG") || is_short_write(l))
         .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+}
+
+/// A `write` line whose result is less than the count it asked for.
+fn is_short_write(line: &str) -> bool {
+    let Some((call, result)) = line.rsplit_once(" = ") else {
+        return false;
+    };
+    if !call.contains(" write(") {
+        return false;
+    }
+    let asked = call.trim_end_matches(')').rsplit(", ").next();
+    match (
+        asked.and_then(|a| a.parse::<u64>().ok()),
+        result.trim().parse::<u64>(),
+    ) {
+        (Some(a), Ok(r)) => r < a,
+        _ => false,
+    }
 }

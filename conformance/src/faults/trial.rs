@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::faults::class::{classify, Class, Reported};
 use crate::faults::observe::{observe, Lookers, NEXT_REF};
-use crate::faults::points::{parse_trace, points, FaultPoint};
+use crate::faults::points::{parse_trace, points, short_writes, FaultPoint};
 use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::worker::{pool_spec, WorkerOutcome, WorkerSpec};
 use crate::finding::script::git_invocation;
@@ -217,7 +217,9 @@ impl OpUnderTest<'_> {
             return Err(format!("the unfaulted run crashed: {how}"));
         }
         let after = self.read(&repo.join(".git/reftable"))?;
-        let all = points(&parse_trace(&base.trace));
+        let calls = parse_trace(&base.trace);
+        let mut all = points(&calls);
+        all.extend(short_writes(&calls));
         run.points = all.len();
         let read = |s: &Path| self.read(s);
         let next_write = |repo: &Path| self.next_write(side, repo);
@@ -270,7 +272,7 @@ pub fn reported(side: Side, t: &Traced) -> Reported {
 }
 
 /// At most `max` of `all`, spread evenly (all of them when they fit).
-fn spread(all: &[FaultPoint], max: usize) -> Vec<FaultPoint> {
+pub(crate) fn spread(all: &[FaultPoint], max: usize) -> Vec<FaultPoint> {
     if all.len() <= max || max == 0 {
         return all.to_vec();
     }

@@ -404,6 +404,47 @@ pub fn run_in_group(c: &mut Command, timeout: Duration) -> std::io::Result<Exit>
     Ok(exit)
 }
 
+/// [`run_in_group`] with the command's standard output and error read through pipes (what a
+/// file size limit on the command must not cut), returned as text.
+pub fn run_in_group_capturing(
+    c: &mut Command,
+    timeout: Duration,
+) -> std::io::Result<(Exit, String, String)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
+    }
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn()?;
+    let pgid = child.id();
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let (exit, ()) = with_deadline_killing(&mut child, timeout, kill_group, |_| ());
+    kill_group(pgid);
+    let text = |h: std::thread::JoinHandle<String>| h.join().unwrap_or_default();
+    Ok((exit, text(out), text(err)))
+}
+
 /// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
 /// `start`, `prepare` and `commit`. git exits when a transaction fails; the caller starts a
 /// new one then.

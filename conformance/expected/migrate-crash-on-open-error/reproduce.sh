@@ -1,0 +1,23 @@
+#!/bin/sh
+# (The repository's .git is kept as git-dir/, so that it is not taken for a repository of its own.)
+# Git crash before-commit refs-migrate-to-reftable, seed1-case0: openat:error=EIO:when=55 on new git dir (openat(AT_FDCWD</dev/shm/reftable-conformance-nIXEfc/faults/seed1-case0/migrate/to-reftable/trial-98/repo>, "/dev/shm/reftable-conformance-nIXEfc/faults/seed1-case0/migrate/to-reftable/trial-98/repo/.git/ref_migration.qZGQyt/reftable/tables.list", O_RDONLY) = -1 EIO (Input/output error) (INJECTED)): signal 6: BUG: refs.c:2403: error while iterating over references; format files, 11 refs, left ref_migration.qZGQyt
+#
+# git's command on a copy of repo/ with strace failing one system call (openat:error=EIO:when=55).
+#   sh reproduce.sh [GIT]
+GIT=${1:-git}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/repo" && cp -R "$here/git-dir" "$work/repo/.git"
+cd "$work/repo"
+env -i PATH="$PATH" HOME="$work" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+  GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com GIT_AUTHOR_DATE='1113511993 -0700' \
+  GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL='committer@example.com' GIT_COMMITTER_DATE='1113511993 -0700' LC_ALL=C TZ=UTC \
+  strace -f -qq -y -o "$work/trace" -e trace=openat,write,pwrite64,fsync,fdatasync,close,rename,renameat,renameat2,unlink,unlinkat,mkdir,rmdir -e inject=openat:error=EIO:when=55 "$GIT" 'refs' 'migrate' '--ref-format=reftable' <"$here/stdin"
+echo "exit status $?"
+grep -E 'INJECTED|EFBIG' "$work/trace"
+env -i PATH="$PATH" HOME="$work" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+  GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.com GIT_AUTHOR_DATE='1113511993 -0700' \
+  GIT_COMMITTER_NAME='C O Mitter' GIT_COMMITTER_EMAIL='committer@example.com' GIT_COMMITTER_DATE='1113511993 -0700' LC_ALL=C TZ=UTC "$GIT" for-each-ref
+echo "for-each-ref: exit status $?"
+ls .git/reftable
