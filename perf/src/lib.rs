@@ -2,6 +2,7 @@
 //!
 //! - [`scenarios`]: the workloads (lookups past tombstones, git's p1401, auto-compaction),
 //!   measured on the library's counters;
+//! - [`bound`]: the decode-only bound of iteration and the bandwidth floor;
 //! - [`fit`]: log-log growth exponents and the bounds the tests apply;
 //! - [`report`]: the JSON / Markdown / SVG complexity report and the baseline check;
 //! - [`git`]: driving a git binary for the same workloads (wall time, or under `strace`);
@@ -13,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bound;
 pub mod fit;
 pub mod git;
 pub mod git_counters;

@@ -1,6 +1,6 @@
 //! `hotpaths`: the library's hot paths on one stack, timed in thread CPU time, for a
-//! side-by-side with git's C reftable library driven the same way (the C driver lives
-//! outside this repository; see perf/README.md).
+//! side-by-side with git's C reftable library driven the same way (the C driver is
+//! `perf/c/hotpaths.c`, built against a git checkout; see perf/README.md).
 //!
 //! `hotpaths DIR [REPS] [LOOKUPS]` opens the stack in DIR, which holds refs named
 //! `refs/tags/t-%07d` (N of them; N is counted by the first iteration), and runs each
