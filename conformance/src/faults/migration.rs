@@ -318,15 +318,8 @@ impl Migration<'_> {
                     detail.push_str(&format!("; the same migration then fails: {why}"));
                 }
             }
-            run.trials.push(Trial {
-                point: p.clone(),
-                class,
-                detail,
-                injected: strace::injected_line(&t.trace),
-                left: seen.left,
-                known: None,
-                finding_dir: None,
-            });
+            run.trials
+                .push(Trial::new(p.clone(), (class, detail), &t, seen.left));
             let _ = std::fs::remove_dir_all(self.scratch.join(format!("trial-{i}")));
         }
         Ok(migrated)

@@ -274,7 +274,31 @@ struct Filing<'a> {
     written: BTreeSet<String>,
 }
 
+/// A kind of defect, for the first-of-its-kind finding directories and their names:
+/// `side-class-phase-command-syscall-errno`.
+fn kind(side: Side, t: &trial::Trial, command: &str) -> String {
+    let p = &t.point;
+    format!(
+        "{side:?}-{}-{}-{command}-{}-{}",
+        t.class.name(),
+        p.phase(),
+        p.syscall,
+        p.errno
+    )
+    .to_lowercase()
+}
+
 impl Filing<'_> {
+    /// The known git defect a bad trial of git's `command` is, if the registry has it.
+    fn label(&self, trial: &mut trial::Trial, command: &str) {
+        if let Some(v) = &self.version {
+            trial.known = self
+                .known
+                .matching_signature(v, Mode::Faults, &signature(trial, command))
+                .map(|e| e.id.clone());
+        }
+    }
+
     /// A migration's defects, as [`Filing::file`] does for an operation's (git's side only).
     fn file_migration(&mut self, r: &mut migration::MigrationRun, src: &Path, objects: &Path) {
         let command = r.command();
@@ -282,21 +306,8 @@ impl Filing<'_> {
             .map(String::from)
             .to_vec();
         for trial in r.git.trials.iter_mut().filter(|t| t.class.is_bad()) {
-            if let Some(v) = &self.version {
-                trial.known = self
-                    .known
-                    .matching_signature(v, Mode::Faults, &signature(trial, &command))
-                    .map(|e| e.id.clone());
-            }
-            let p = &trial.point;
-            let kind = format!(
-                "git-{}-{}-{command}-{}-{}",
-                trial.class.name(),
-                p.phase(),
-                p.syscall,
-                p.errno
-            )
-            .to_lowercase();
+            self.label(trial, &command);
+            let kind = kind(Side::Git, trial, &command);
             let Some(out) = &self.out else { continue };
             if trial.known.is_some() || !self.written.insert(kind.clone()) {
                 continue;
@@ -330,23 +341,12 @@ impl Filing<'_> {
                 if !trial.class.is_bad() {
                     continue;
                 }
-                if let (Side::Git, Some(v)) = (s.side, &self.version) {
-                    trial.known = self
-                        .known
-                        .matching_signature(v, Mode::Faults, &signature(trial, &command))
-                        .map(|e| e.id.clone());
+                if s.side == Side::Git {
+                    self.label(trial, &command);
                 }
-                let p = &trial.point;
-                let kind = format!(
-                    "{:?}-{}-{}-{command}-{}-{}",
-                    s.side,
-                    trial.class.name(),
-                    p.phase(),
-                    p.syscall,
-                    p.errno
-                );
+                let kind = kind(s.side, trial, &command);
                 if trial.known.is_none() && self.written.insert(kind.clone()) {
-                    to_write.push((si, ti, kind.to_lowercase()));
+                    to_write.push((si, ti, kind));
                 }
             }
         }

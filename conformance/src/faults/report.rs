@@ -267,35 +267,26 @@ impl FaultsReport {
 
 /// One line for a bad trial of a migration.
 pub fn migration_line(case: &str, command: &str, t: &Trial) -> String {
-    let dir = t
-        .finding_dir
-        .as_ref()
-        .map_or(String::new(), |d| format!(" -> {d}"));
-    format!(
-        "Git {} {} {command}, {case}: {} on {} ({}): {}{dir}",
-        t.class.name(),
-        t.point.phase(),
-        t.point.inject_arg(),
-        t.point.role,
-        t.injected.as_deref().unwrap_or("no call reached"),
-        t.detail.lines().next().unwrap_or("")
-    )
+    trial_line("Git", command, case, t)
 }
 
 /// One line for a bad trial.
 pub fn finding_line(o: &OpRun, side: Side, t: &Trial) -> String {
+    let place = format!("{} step {}", o.case, o.step);
+    trial_line(&format!("{side:?}"), &o.command, &place, t)
+}
+
+/// A bad trial of `who`'s `command` at `place` in one line: class, phase, fault, the call
+/// it reached, what came of it, and its finding directory.
+fn trial_line(who: &str, command: &str, place: &str, t: &Trial) -> String {
     let dir = t
         .finding_dir
         .as_ref()
         .map_or(String::new(), |d| format!(" -> {d}"));
     format!(
-        "{:?} {} {} {}, {} step {}: {} on {} ({}): {}{dir}",
-        side,
+        "{who} {} {} {command}, {place}: {} on {} ({}): {}{dir}",
         t.class.name(),
         t.point.phase(),
-        o.command,
-        o.case,
-        o.step,
         t.point.inject_arg(),
         t.point.role,
         t.injected.as_deref().unwrap_or("no call reached"),

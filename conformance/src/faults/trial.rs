@@ -53,6 +53,22 @@ pub struct Trial {
     pub finding_dir: Option<String>,
 }
 
+impl Trial {
+    /// A trial of `point` classified as `judged`, from its traced run `t` and the files
+    /// it left; not yet matched against the registry or written as a finding.
+    pub fn new(point: FaultPoint, judged: (Class, String), t: &Traced, left: Vec<String>) -> Trial {
+        Trial {
+            point,
+            class: judged.0,
+            detail: judged.1,
+            injected: strace::injected_line(&t.trace),
+            left,
+            known: None,
+            finding_dir: None,
+        }
+    }
+}
+
 /// One side of one operation.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SideRun {
@@ -236,15 +252,8 @@ impl OpUnderTest<'_> {
             let (t, repo) = self.traced(side, &format!("trial-{i}"), Tracing::Faults(Some(&p)))?;
             let seen = observe(&look, &repo);
             let (class, detail) = classify(&reported(side, &t), before, &after, &seen);
-            run.trials.push(Trial {
-                point: p.clone(),
-                class,
-                detail,
-                injected: strace::injected_line(&t.trace),
-                left: seen.left,
-                known: None,
-                finding_dir: None,
-            });
+            run.trials
+                .push(Trial::new(p.clone(), (class, detail), &t, seen.left));
         }
         Ok(())
     }
