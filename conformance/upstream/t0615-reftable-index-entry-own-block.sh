@@ -24,7 +24,10 @@ test_expect_success 'setup: one table of several ref blocks with an index' '
 	git config reftable.blockSize 256 &&
 	git config reftable.indexObjects false &&
 	test_commit A &&
-	test_seq -f "create refs/heads/branch-%03d HEAD" 60 >in &&
+	for i in $(test_seq 60)
+	do
+		printf "create refs/heads/branch-%03d HEAD\n" $i || return 1
+	done >in &&
 	git update-ref --stdin <in &&
 	git pack-refs &&
 	test_line_count = 1 .git/reftable/tables.list &&
