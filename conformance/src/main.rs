@@ -249,9 +249,9 @@ enum Cmd {
         spec: PathBuf,
     },
     /// Write the test in git's t/ style and a mailing-list message for a known git defect
-    /// (its id in the registry) into --out.
+    /// (its id in the registry) into --out; `all` for every defect that has a test.
     Upstream {
-        /// The defect's id.
+        /// The defect's id, or `all`.
         id: String,
         /// Where the files go.
         #[arg(long, default_value = "target/conformance/upstream")]
@@ -838,19 +838,23 @@ fn upstream(id: &str, out: &Path) -> i32 {
         eprintln!("conformance: {e}");
         std::process::exit(2);
     });
-    match conformance::defects::upstream::hand_over(&known, id, out) {
-        Ok(h) => {
-            println!(
-                "{}
-{}",
-                h.test.display(),
-                h.message.display()
-            );
-            0
-        }
-        Err(e) => {
-            eprintln!("conformance: {e}");
-            2
+    let ids: Vec<String> = if id == "all" {
+        known
+            .entries()
+            .filter(|e| !e.upstream.is_empty())
+            .map(|e| e.id.clone())
+            .collect()
+    } else {
+        vec![id.to_string()]
+    };
+    for id in ids {
+        match conformance::defects::upstream::hand_over(&known, &id, out) {
+            Ok(h) => println!("{}\n{}", h.test.display(), h.message.display()),
+            Err(e) => {
+                eprintln!("conformance: {e}");
+                return 2;
+            }
         }
     }
+    0
 }
