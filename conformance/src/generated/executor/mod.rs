@@ -6,6 +6,7 @@
 mod checks;
 mod coprocs;
 mod expiry;
+mod filtered;
 mod lookups;
 mod reads;
 mod steps;
