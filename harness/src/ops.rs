@@ -126,6 +126,18 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         create_reflog: bool,
     },
+    /// One `update-ref --stdin --batch-updates` (git 2.50+): each update that fails its
+    /// checks is rejected on its own (reported on standard output with a reason), the others
+    /// are committed as one transaction.
+    BatchTxn {
+        /// The updates, in order.
+        updates: Vec<Update>,
+        /// The `-m` message.
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
+    },
     /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
     ReflogExpire {
         /// The ref.
@@ -190,7 +202,9 @@ impl Op {
     pub fn touched_refs(&self) -> Vec<String> {
         let mut out = Vec::new();
         match self {
-            Op::Txn { updates, .. } | Op::WorktreeTxn { updates, .. } => {
+            Op::Txn { updates, .. }
+            | Op::WorktreeTxn { updates, .. }
+            | Op::BatchTxn { updates, .. } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -217,6 +231,7 @@ impl Op {
         match self {
             Op::Txn { .. } => "update-ref transaction",
             Op::WorktreeTxn { .. } => "update-ref transaction in a worktree",
+            Op::BatchTxn { .. } => "update-ref --batch-updates",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -242,16 +257,14 @@ impl Op {
 impl Op {
     /// A one-line summary for reports.
     pub fn summary(&self) -> String {
+        let txn = |updates: &Vec<Update>| Op::Txn {
+            updates: updates.clone(),
+            message: String::new(),
+            create_reflog: false,
+        };
         match self {
-            Op::WorktreeTxn { updates, .. } => format!(
-                "worktree {}",
-                Op::Txn {
-                    updates: updates.clone(),
-                    message: String::new(),
-                    create_reflog: false
-                }
-                .summary()
-            ),
+            Op::WorktreeTxn { updates, .. } => format!("worktree {}", txn(updates).summary()),
+            Op::BatchTxn { updates, .. } => format!("batch-updates {}", txn(updates).summary()),
             Op::Txn { updates, .. } => {
                 let parts: Vec<String> = updates
                     .iter()

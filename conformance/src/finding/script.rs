@@ -48,6 +48,11 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
                 message,
                 create_reflog,
                 ..
+            }
+            | Op::BatchTxn {
+                message,
+                create_reflog,
+                ..
             } = op
             {
                 tick = tick_of(&mut keys, message, *create_reflog);
@@ -86,6 +91,21 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             };
             let (args, stdin) = git_invocation(&txn);
             ([v(&["-C", "../wt"]), args].concat(), stdin)
+        }
+        Op::BatchTxn {
+            updates,
+            message,
+            create_reflog,
+        } => {
+            let txn = Op::Txn {
+                updates: updates.clone(),
+                message: message.clone(),
+                create_reflog: *create_reflog,
+            };
+            let (mut args, _) = git_invocation(&txn);
+            args.push("--batch-updates".into());
+            let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
+            (args, Some(lines))
         }
         Op::Txn {
             updates,

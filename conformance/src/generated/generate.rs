@@ -8,9 +8,9 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reftable::ObjectId;
 
 use crate::git::profile::Features;
-use crate::model::{MValue, Model};
+use crate::model::{Fault, MValue, Model};
 use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
-use crate::setup::pool::Pool;
+use crate::setup::pool::{Pool, PoolObjects};
 
 pub use reftable_harness::names::name_pool;
 
@@ -101,6 +101,9 @@ pub enum AOp {
     /// A transaction ([`AOp::Txn`]'s fields) run in the case's linked worktree, over
     /// [`worktree_name_pool`]; never drawn by the strategy, made by `with_worktree`.
     WorktreeTxn(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) run through `update-ref --batch-updates` where
+    /// the git has it; never drawn by the strategy, made by `with_batches`.
+    BatchTxn(Vec<AUpdate>, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -185,19 +188,35 @@ pub fn generate(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
 /// One case in this many of `conformance run` has a linked worktree (`with_worktree`).
 pub const WORKTREE_ONE_IN: u64 = 4;
 
+/// One transaction in this many of a case without a worktree runs through
+/// `update-ref --batch-updates` (`with_batches`).
+pub const BATCH_ONE_IN: usize = 6;
+
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
 /// for one case in [`WORKTREE_ONE_IN`] a linked worktree in which about two transactions
 /// in five run ([`AOp::WorktreeTxn`]) and no `git branch` (it moves other worktrees'
-/// `HEAD`s, which our side does not follow). The choice comes from a generator of its own,
-/// so every other case and every case's options and operations are [`generate`]'s.
+/// `HEAD`s, which our side does not follow); in the other cases one transaction in
+/// [`BATCH_ONE_IN`] runs as a batch ([`AOp::BatchTxn`]). The choices come from generators
+/// of their own, so every case's options and other operations are [`generate`]'s.
 pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
     let (opts, aops) = generate(seed, index, ops);
     let mut rng =
         crate::rng::Rng(seed ^ index.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x77_6f72_6b74);
     if rng.below(WORKTREE_ONE_IN as usize) != 0 {
-        return (opts, aops);
+        let mut rng = crate::rng::Rng(rng.0 ^ 0x62_6174_6368);
+        return (opts, with_batches(aops, &mut rng));
     }
     with_worktree(opts, aops, &mut rng)
+}
+
+/// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`]) run as batches.
+fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
+    aops.into_iter()
+        .map(|a| match a {
+            AOp::Txn(u, m, seg, cr) if rng.below(BATCH_ONE_IN) == 0 => AOp::BatchTxn(u, m, seg, cr),
+            other => other,
+        })
+        .collect()
 }
 
 /// `opts` and `aops` with a linked worktree: transactions chosen by `rng` run in it, and
@@ -287,6 +306,9 @@ pub struct Resolver {
     symref_commands: bool,
     /// The git under test has `git reflog drop` (2.50+); without it drops are left out.
     reflog_drop: bool,
+    /// The git under test has `update-ref --batch-updates` (2.50+), and rejects updates
+    /// naming bad objects one by one in it (2.55+); without it batches run as transactions.
+    batch_updates: (bool, bool),
     /// Block size and hash of the case (for [`AOp::FillBlock`]).
     block_size: u32,
     hash: reftable::HashId,
@@ -337,6 +359,7 @@ impl Resolver {
             mass: vec![Vec::new(); 3],
             symref_commands: features.symref_commands,
             reflog_drop: features.reflog_drop,
+            batch_updates: (features.batch_updates, features.batch_rejects_objects),
         }
     }
 
@@ -471,6 +494,10 @@ impl Resolver {
                 self.branch(model, *a, *b, *shape, *copy, *force)
             }
             AOp::FillBlock(delta, v) => self.fill_block(*delta, *v),
+            AOp::BatchTxn(updates, msg, new_segment, create_reflog) => {
+                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                self.batch(op, model)
+            }
             AOp::WorktreeTxn(updates, msg, new_segment, create_reflog) => {
                 let main_names = std::mem::replace(&mut self.names, worktree_name_pool());
                 let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null);
@@ -490,6 +517,62 @@ impl Resolver {
                     })
             }
         }
+    }
+
+    /// Transaction `op` as a `--batch-updates` batch where the git has one (else `op`): its
+    /// updates the model can judge one by one ([`Model::batch_rejections`]: plain creates,
+    /// updates, deletes and verifies of distinct names, none over another, no symref nor
+    /// `HEAD`, no bad name; objects only where git rejects them one by one), never a
+    /// rejected update of `HEAD`'s branch (git logs it to `HEAD` anyway: known defect
+    /// `batch-updates-rejected-update-logged-to-head`); `None` when none is left.
+    fn batch(&self, op: Op, model: &Model) -> Option<Op> {
+        let (true, objects_ok) = self.batch_updates else {
+            return Some(op);
+        };
+        let Op::Txn {
+            updates,
+            message,
+            create_reflog,
+        } = op
+        else {
+            return Some(op);
+        };
+        let head = match model.refs.get("HEAD") {
+            Some(MValue::Symref(t)) => t.clone(),
+            _ => String::new(),
+        };
+        let pool = PoolObjects(&self.pool);
+        let mut kept: Vec<Update> = Vec::new();
+        for u in updates {
+            let plain = !u.no_deref
+                && u.refname != "HEAD"
+                && !matches!(model.refs.get(&u.refname), Some(MValue::Symref(_)))
+                && ![&u.new, &u.old]
+                    .into_iter()
+                    .flatten()
+                    .any(|v| matches!(v, Value::Symref(_)));
+            let apart = kept.iter().all(|k| {
+                let (a, b) = (&k.refname, &u.refname);
+                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
+            });
+            let faults = model
+                .refusal(std::slice::from_ref(&u), &pool)
+                .map(|r| r.faults)
+                .unwrap_or_default();
+            let judged = !faults.contains(Fault::BadName)
+                && (objects_ok
+                    || !(faults.contains(Fault::MissingObject)
+                        || faults.contains(Fault::NonCommit)))
+                && (faults.is_empty() || u.refname != head);
+            if plain && apart && judged {
+                kept.push(u);
+            }
+        }
+        (!kept.is_empty()).then_some(Op::BatchTxn {
+            updates: kept,
+            message,
+            create_reflog,
+        })
     }
 
     /// The object abstract value `i` stands for, as a ref value.
@@ -712,18 +795,32 @@ impl Resolver {
 mod tests {
     use super::*;
 
-    /// A case without a worktree is [`generate`]'s, unchanged; one with a worktree keeps its
-    /// options but the flag, and its operations but `git branch` (some transactions moved
-    /// into the worktree). About one case in [`WORKTREE_ONE_IN`] has one.
+    /// A case without a worktree is [`generate`]'s with some transactions run as batches
+    /// (about one in [`BATCH_ONE_IN`]); one with a worktree keeps its options but the flag,
+    /// and its operations but `git branch` (some transactions moved into the worktree).
+    /// About one case in [`WORKTREE_ONE_IN`] has one.
     #[test]
     fn reach_keeps_existing_cases() {
-        let mut worktree_cases = 0;
+        let (mut worktree_cases, mut batches, mut txns) = (0, 0, 0);
         for index in 0..200 {
             let (plain_opts, plain) = generate(1, index, 30);
             let (opts, aops) = generate_with_reach(1, index, 30);
             if !opts.worktree {
                 assert_eq!(opts, plain_opts);
-                assert_eq!(format!("{aops:?}"), format!("{plain:?}"));
+                assert_eq!(aops.len(), plain.len());
+                for (a, b) in plain.iter().zip(&aops) {
+                    match (a, b) {
+                        (AOp::Txn(u, m, s, c), AOp::BatchTxn(u2, m2, s2, c2)) => {
+                            batches += 1;
+                            assert_eq!(
+                                format!("{:?}", (u, m, s, c)),
+                                format!("{:?}", (u2, m2, s2, c2))
+                            )
+                        }
+                        (AOp::Txn(..), _) => txns += 1,
+                        _ => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+                    }
+                }
                 continue;
             }
             worktree_cases += 1;
@@ -755,6 +852,8 @@ mod tests {
             (30..70).contains(&worktree_cases),
             "{worktree_cases} of 200"
         );
+        let share = batches * BATCH_ONE_IN * 10 / (batches + txns);
+        assert!((7..14).contains(&share), "{batches} batches, {txns} txns");
     }
 
     /// Worktree transactions never write through `main-worktree/` or `worktrees/<id>/`

@@ -84,6 +84,11 @@ pub fn apply(
             message,
             create_reflog,
         } => txn(db, updates, message, *create_reflog, committer, objects),
+        Op::BatchTxn {
+            updates,
+            message,
+            create_reflog,
+        } => batch(db, updates, message, *create_reflog, committer, objects).map(drop),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {
@@ -148,6 +153,37 @@ pub(crate) fn txn(
         .collect();
     db.transaction(&upd, committer, objects)
         .map_err(|e| our_refusal(&e))
+}
+
+/// `update-ref --batch-updates` on `db`: the library has no batch mode, so each update goes
+/// through update-ref's parser check and the library's checks on its own (prepared and
+/// dropped: nothing is listed), and those that pass are one transaction. The rejected
+/// updates (index and refusal), or the refusal of the transaction of the others.
+pub(crate) fn batch(
+    db: &mut RefDb,
+    updates: &[Update],
+    message: &str,
+    create_reflog: bool,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<Vec<(usize, Refused)>, Refused> {
+    let mut rejected = Vec::new();
+    let mut passed = Vec::new();
+    for (i, u) in updates.iter().enumerate() {
+        let one = std::slice::from_ref(u);
+        let checked = parser_check(one).and_then(|()| {
+            let upd = u.to_ref_update(message, create_reflog);
+            db.prepare(std::slice::from_ref(&upd), committer, objects)
+                .map(drop)
+                .map_err(|e| our_refusal(&e))
+        });
+        match checked {
+            Ok(()) => passed.push(u.clone()),
+            Err(r) => rejected.push((i, r)),
+        }
+    }
+    txn(db, &passed, message, create_reflog, committer, objects)?;
+    Ok(rejected)
 }
 
 /// update-ref's parser: it refuses invalid names (refs and symref targets) before the ref

@@ -253,7 +253,11 @@ mod tests {
         let expect = expected_listing(&full, &commit);
         assert_eq!(
             expect,
-            ["refs/heads/c C  ", "refs/tags/t T C ", "refs/x/s C  refs/heads/c"]
+            [
+                "refs/heads/c C  ",
+                "refs/tags/t T C ",
+                "refs/x/s C  refs/heads/c"
+            ]
         );
         let tag = Filter {
             points_at: vec!["T".into()],
@@ -264,10 +268,7 @@ mod tests {
         let unpeeled = ["refs/heads/c C  ", "refs/x/s C  refs/heads/c"];
         assert_ne!(unpeeled.as_slice(), expect.as_slice());
         let d = listing_difference(&commit.args()[2..], &expect, &unpeeled, &[]);
-        assert_eq!(
-            d,
-            "for-each-ref --points-at=C: left out [\"refs/tags/t\"]"
-        );
+        assert_eq!(d, "for-each-ref --points-at=C: left out [\"refs/tags/t\"]");
     }
 
     #[test]

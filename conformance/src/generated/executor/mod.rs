@@ -3,6 +3,7 @@
 //! `checks.rs`, `lookups.rs` and `expiry.rs`, the `update-ref --stdin` processes in
 //! `coprocs.rs`.
 
+mod batch;
 mod checks;
 mod coprocs;
 mod expiry;
@@ -242,6 +243,11 @@ impl<'e> Executor<'e> {
             ..
         }
         | Op::WorktreeTxn {
+            message,
+            create_reflog,
+            ..
+        }
+        | Op::BatchTxn {
             message,
             create_reflog,
             ..

@@ -44,6 +44,11 @@ impl Executor<'_> {
                 message,
                 create_reflog,
             } => self.run_worktree_txn(updates, message, *create_reflog),
+            Op::BatchTxn {
+                updates,
+                message,
+                create_reflog,
+            } => self.run_batch(updates, message, *create_reflog),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -200,7 +205,7 @@ impl Executor<'_> {
 
     /// Apply a transaction git applied to the twin, retiring the twin when the files
     /// backend cannot hold the result.
-    fn twin_apply(&mut self, updates: &[Update], message: &str) {
+    pub(super) fn twin_apply(&mut self, updates: &[Update], message: &str) {
         self.twin_changed = true;
         if let Some((_, twin)) = &self.twin {
             if let Err(e) = twin.apply(updates, message) {
