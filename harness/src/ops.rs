@@ -138,6 +138,18 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         create_reflog: bool,
     },
+    /// One update through `git refs create`, `update` or `delete` (git master after 2.55): a
+    /// transaction of that one update (`updates` holds it), the plain object values these
+    /// commands take, never a symref.
+    RefsCommand {
+        /// The update (one).
+        updates: Vec<Update>,
+        /// The `--message`.
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
+    },
     /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
     ReflogExpire {
         /// The ref.
@@ -204,7 +216,8 @@ impl Op {
         match self {
             Op::Txn { updates, .. }
             | Op::WorktreeTxn { updates, .. }
-            | Op::BatchTxn { updates, .. } => {
+            | Op::BatchTxn { updates, .. }
+            | Op::RefsCommand { updates, .. } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -232,6 +245,7 @@ impl Op {
             Op::Txn { .. } => "update-ref transaction",
             Op::WorktreeTxn { .. } => "update-ref transaction in a worktree",
             Op::BatchTxn { .. } => "update-ref --batch-updates",
+            Op::RefsCommand { .. } => "refs create/update/delete",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -265,6 +279,7 @@ impl Op {
         match self {
             Op::WorktreeTxn { updates, .. } => format!("worktree {}", txn(updates).summary()),
             Op::BatchTxn { updates, .. } => format!("batch-updates {}", txn(updates).summary()),
+            Op::RefsCommand { updates, .. } => format!("git refs {}", txn(updates).summary()),
             Op::Txn { updates, .. } => {
                 let parts: Vec<String> = updates
                     .iter()

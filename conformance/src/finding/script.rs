@@ -7,7 +7,7 @@
 
 use crate::finding::divergence::Divergence;
 use crate::git::driver::{BASE_TIME, EMAIL, NAME, TZ};
-use crate::ops::{CaseOptions, Expire, Op};
+use crate::ops::{CaseOptions, Expire, Op, Update, Value};
 use crate::setup::pool::ObjectPool;
 
 /// Quote `s` for `sh` (single quotes; newlines and non-ASCII pass through).
@@ -50,6 +50,11 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
                 ..
             }
             | Op::BatchTxn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::RefsCommand {
                 message,
                 create_reflog,
                 ..
@@ -123,6 +128,14 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
             (args, Some(format!("start\n{lines}prepare\ncommit\n")))
         }
+        Op::RefsCommand {
+            updates,
+            message,
+            create_reflog,
+        } => (
+            refs_command_args(&updates[0], message, *create_reflog),
+            None,
+        ),
         Op::ReflogExpire { refname, expire } => {
             let exp = match expire {
                 Expire::All => "--expire=all".to_string(),
@@ -170,6 +183,38 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             None,
         ),
     }
+}
+
+/// `git refs create|update|delete` of one update: a null new id deletes (with the old id
+/// if given), a null old id creates, anything else updates (with the old id if given).
+pub fn refs_command_args(u: &Update, message: &str, create_reflog: bool) -> Vec<String> {
+    let oid = |v: &Option<Value>| match v {
+        Some(Value::Oid(h)) => Some(h.clone()),
+        _ => None,
+    };
+    let is_null = |h: &String| h.bytes().all(|b| b == b'0');
+    let new = oid(&u.new).unwrap_or_default();
+    let old = oid(&u.old);
+    let (sub, values): (&str, Vec<String>) = if is_null(&new) {
+        ("delete", old.into_iter().collect())
+    } else if old.as_ref().is_some_and(is_null) {
+        ("create", vec![new])
+    } else {
+        ("update", [Some(new), old].into_iter().flatten().collect())
+    };
+    let mut args = vec!["refs".to_string(), sub.to_string()];
+    if !message.is_empty() {
+        args.push(format!("--message={message}"));
+    }
+    if u.no_deref {
+        args.push("--no-deref".into());
+    }
+    if create_reflog && sub != "delete" {
+        args.push("--create-reflog".into());
+    }
+    args.push(u.refname.clone());
+    args.extend(values);
+    args
 }
 
 /// An argument as the scripts write it: quoted unless it is a plain word.

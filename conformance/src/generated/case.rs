@@ -63,6 +63,13 @@ pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
             profile.version
         ));
     }
+    let refs_writes = ops.iter().any(|op| matches!(op, Op::RefsCommand { .. }));
+    if refs_writes && !profile.features.refs_writes {
+        return Some(format!(
+            "the case uses git refs create/update/delete, which git {} lacks",
+            profile.version
+        ));
+    }
     let uses_symref_commands = ops.iter().any(|op| match op {
         Op::Txn { updates, .. } | Op::WorktreeTxn { updates, .. } => updates
             .iter()

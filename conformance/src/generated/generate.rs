@@ -104,6 +104,10 @@ pub enum AOp {
     /// A transaction ([`AOp::Txn`]'s fields) run through `update-ref --batch-updates` where
     /// the git has it; never drawn by the strategy, made by `with_batches`.
     BatchTxn(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) run through `git refs create|update|delete`
+    /// where the git has them and it is one update they can express; never drawn by the
+    /// strategy, made by `with_batches`.
+    RefsTxn(Vec<AUpdate>, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -189,7 +193,8 @@ pub fn generate(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
 pub const WORKTREE_ONE_IN: u64 = 4;
 
 /// One transaction in this many of a case without a worktree runs through
-/// `update-ref --batch-updates` (`with_batches`).
+/// `update-ref --batch-updates` (`with_batches`), and one in this many through
+/// `git refs create|update|delete`.
 pub const BATCH_ONE_IN: usize = 6;
 
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
@@ -209,12 +214,14 @@ pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, V
     with_worktree(opts, aops, &mut rng)
 }
 
-/// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`]) run as batches.
+/// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches
+/// or through `git refs`.
 fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
     aops.into_iter()
-        .map(|a| match a {
-            AOp::Txn(u, m, seg, cr) if rng.below(BATCH_ONE_IN) == 0 => AOp::BatchTxn(u, m, seg, cr),
-            other => other,
+        .map(|a| match (a, rng.below(BATCH_ONE_IN)) {
+            (AOp::Txn(u, m, seg, cr), 0) => AOp::BatchTxn(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 1) => AOp::RefsTxn(u, m, seg, cr),
+            (other, _) => other,
         })
         .collect()
 }
@@ -309,6 +316,9 @@ pub struct Resolver {
     /// The git under test has `update-ref --batch-updates` (2.50+), and rejects updates
     /// naming bad objects one by one in it (2.55+); without it batches run as transactions.
     batch_updates: (bool, bool),
+    /// The git under test has `git refs create|update|delete`; without them such
+    /// transactions run through update-ref.
+    refs_writes: bool,
     /// Block size and hash of the case (for [`AOp::FillBlock`]).
     block_size: u32,
     hash: reftable::HashId,
@@ -360,6 +370,7 @@ impl Resolver {
             symref_commands: features.symref_commands,
             reflog_drop: features.reflog_drop,
             batch_updates: (features.batch_updates, features.batch_rejects_objects),
+            refs_writes: features.refs_writes,
         }
     }
 
@@ -498,6 +509,10 @@ impl Resolver {
                 let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
                 self.batch(op, model)
             }
+            AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
+                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                Some(self.refs_command(op))
+            }
             AOp::WorktreeTxn(updates, msg, new_segment, create_reflog) => {
                 let main_names = std::mem::replace(&mut self.names, worktree_name_pool());
                 let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null);
@@ -573,6 +588,44 @@ impl Resolver {
             message,
             create_reflog,
         })
+    }
+
+    /// Transaction `op` through `git refs create|update|delete` where the git has them and
+    /// `op` is one update they express: an object id or deletion for a new value, no
+    /// `verify`, no null old id for a deletion (git refuses it before anything else); else
+    /// `op` as it is.
+    fn refs_command(&self, op: Op) -> Op {
+        let Op::Txn {
+            updates,
+            message,
+            create_reflog,
+        } = op
+        else {
+            return op;
+        };
+        let oid = |v: &Option<Value>| match v {
+            Some(Value::Oid(h)) => ObjectId::from_hex(h),
+            _ => None,
+        };
+        let fits = |u: &Update| {
+            let new = oid(&u.new);
+            let old_null = oid(&u.old).is_some_and(|o| o.is_null());
+            new.is_some()
+                && !matches!(u.old, Some(Value::Symref(_)))
+                && !(new.is_some_and(|n| n.is_null()) && old_null)
+        };
+        if self.refs_writes && updates.len() == 1 && fits(&updates[0]) {
+            return Op::RefsCommand {
+                updates,
+                message,
+                create_reflog,
+            };
+        }
+        Op::Txn {
+            updates,
+            message,
+            create_reflog,
+        }
     }
 
     /// The object abstract value `i` stands for, as a ref value.
@@ -812,6 +865,13 @@ mod tests {
                     match (a, b) {
                         (AOp::Txn(u, m, s, c), AOp::BatchTxn(u2, m2, s2, c2)) => {
                             batches += 1;
+                            assert_eq!(
+                                format!("{:?}", (u, m, s, c)),
+                                format!("{:?}", (u2, m2, s2, c2))
+                            )
+                        }
+                        (AOp::Txn(u, m, s, c), AOp::RefsTxn(u2, m2, s2, c2)) => {
+                            txns += 1;
                             assert_eq!(
                                 format!("{:?}", (u, m, s, c)),
                                 format!("{:?}", (u2, m2, s2, c2))

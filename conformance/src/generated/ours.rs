@@ -89,6 +89,11 @@ pub fn apply(
             message,
             create_reflog,
         } => batch(db, updates, message, *create_reflog, committer, objects).map(drop),
+        Op::RefsCommand {
+            updates,
+            message,
+            create_reflog,
+        } => txn(db, updates, message, *create_reflog, committer, objects),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {

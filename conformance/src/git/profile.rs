@@ -29,6 +29,10 @@ pub struct Features {
     pub migrate_reflogs: bool,
     /// `git refs verify` (2.47).
     pub refs_verify: bool,
+    /// `git refs list` and `git refs exists` (2.52).
+    pub refs_list_exists: bool,
+    /// `git refs create`, `update`, `delete` (master after 2.55).
+    pub refs_writes: bool,
     /// `git update-ref --batch-updates` (2.50).
     pub batch_updates: bool,
     /// `--batch-updates` rejects an update naming a non-commit for a branch on its own and
@@ -95,6 +99,8 @@ impl Profile {
             (f.refs_migrate, "refs migrate"),
             (f.migrate_reflogs, "refs migrate with reflogs"),
             (f.refs_verify, "refs verify"),
+            (f.refs_list_exists, "refs list/exists"),
+            (f.refs_writes, "refs create/update/delete"),
             (f.batch_updates, "--batch-updates"),
             (f.batch_rejects_objects, "--batch-updates rejects objects"),
             (f.reflog_drop, "reflog drop"),
@@ -268,6 +274,8 @@ fn features(p: &Probe<'_>, repo: &Path) -> Result<Features, String> {
             .success(),
         refs_migrate: p.has(repo, &["refs", "migrate"], "git refs migrate"),
         refs_verify: p.has(repo, &["refs", "verify"], "git refs verify"),
+        refs_list_exists: p.has(repo, &["refs", "exists"], "git refs exists"),
+        refs_writes: p.has(repo, &["refs", "create"], "git refs create"),
         batch_updates: p.has(repo, &["update-ref"], "--batch-updates"),
         reflog_drop: p.has(repo, &["reflog", "drop"], "git reflog drop"),
         symref_commands,

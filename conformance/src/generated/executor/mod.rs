@@ -251,6 +251,11 @@ impl<'e> Executor<'e> {
             message,
             create_reflog,
             ..
+        }
+        | Op::RefsCommand {
+            message,
+            create_reflog,
+            ..
         } = &op
         {
             self.tick = self.update_refs.tick(message, *create_reflog);

@@ -49,6 +49,11 @@ impl Executor<'_> {
                 message,
                 create_reflog,
             } => self.run_batch(updates, message, *create_reflog),
+            Op::RefsCommand {
+                updates,
+                message,
+                create_reflog,
+            } => self.run_refs_command(updates, message, *create_reflog),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -141,6 +146,33 @@ impl Executor<'_> {
             let c = self.committer();
             ours::txn(&mut self.db, updates, message, create_reflog, &c, &objects)
         };
+        if git_res.is_ok() {
+            self.twin_apply(updates, message);
+        }
+        Some((git_res, ours_res, Some(model_res)))
+    }
+
+    /// One update through `git refs create|update|delete` against the same transaction on
+    /// us and on the model.
+    fn run_refs_command(
+        &mut self,
+        updates: &[Update],
+        message: &str,
+        create_reflog: bool,
+    ) -> Outcomes {
+        let args = crate::finding::script::refs_command_args(&updates[0], message, create_reflog);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let repo = self.repo.path().to_path_buf();
+        let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
+        let git_res = self.git_verdict(out)?;
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
+        let time = BASE_TIME + 60 * self.tick;
+        let mut trial = self.model.clone();
+        let model_res = trial.transaction(updates, message, create_reflog, time, &objects);
+        self.model_trial = Some(trial);
+        let c = self.committer();
+        let ours_res = ours::txn(&mut self.db, updates, message, create_reflog, &c, &objects);
         if git_res.is_ok() {
             self.twin_apply(updates, message);
         }
