@@ -2,29 +2,46 @@
 //! documented rules: `for-each-ref` narrowed by name patterns and `--exclude` (which the
 //! reftable backend turns into seeks past the excluded names), and by `--points-at` (a ref
 //! is shown when its value, or an object its annotated tag chain leads to, is one of the
-//! ids; ref-filter.c `match_points_at`).
+//! ids; ref-filter.c `match_points_at`); two of them again through `git refs list` (2.52+),
+//! which takes for-each-ref's options.
 
 use crate::finding::divergence::{Check, Divergence};
 use crate::generated::executor::Executor;
 use crate::setup::pool::Pool;
 use crate::snapshot::Snapshot;
 
-/// One filtered listing: `--exclude`s, name patterns and `--points-at` ids.
+/// One filtered listing: `--exclude`s, name patterns and `--points-at` ids, through
+/// `for-each-ref` or `refs list`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Filter {
     excludes: Vec<String>,
     patterns: Vec<String>,
     points_at: Vec<String>,
+    refs_list: bool,
 }
 
 impl Filter {
-    /// The command line of the listing.
+    /// The command line of the listing (its first two words the command).
     fn args(&self) -> Vec<String> {
-        let mut args = vec!["for-each-ref".to_string(), FORMAT.to_string()];
+        let command = if self.refs_list {
+            ["refs", "list"]
+        } else {
+            ["for-each-ref", FORMAT]
+        };
+        let mut args: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+        if self.refs_list {
+            args.push(FORMAT.to_string());
+        }
         args.extend(self.excludes.iter().map(|e| format!("--exclude={e}")));
         args.extend(self.points_at.iter().map(|p| format!("--points-at={p}")));
         args.extend(self.patterns.iter().cloned());
         args
+    }
+
+    /// The command line as reports show it (without the format).
+    fn shown(&self) -> String {
+        let words: Vec<String> = self.args().into_iter().filter(|a| a != FORMAT).collect();
+        words.join(" ")
     }
 
     /// Whether the listing shows `line` (a line of the full listing, see [`FORMAT`]):
@@ -56,8 +73,11 @@ impl Executor<'_> {
         let full = self.expected_git_view(ours);
         let pool = &self.env.pool(self.hash).pool;
         // `--points-at` first: gits with a defect of `--exclude` (2.47) end the check there.
-        let mut all = points_at_filters(pool);
+        let mut all = points_at_filters(&full, pool);
         all.extend(filters(&names));
+        if self.env.profile.features.refs_list_exists {
+            all.extend(refs_list_filters(&all));
+        }
         for filter in all {
             self.count(Check::GitView);
             let args = filter.args();
@@ -68,7 +88,7 @@ impl Executor<'_> {
             if out.exit.success() && view == expect {
                 continue;
             }
-            let detail = listing_difference(&args[2..], &expect, &view, &filter.excludes);
+            let detail = listing_difference(&filter.shown(), &expect, &view, &filter.excludes);
             self.result.divergences.push(Divergence {
                 step,
                 check: Check::GitView,
@@ -99,7 +119,7 @@ fn refname(line: &str) -> &str {
 /// What a filtered listing shows that it should not, and what it leaves out that it should
 /// show, the names left out split into those an exclude pattern is a byte prefix of (but
 /// not a path prefix of: the shape of excluding by prefix) and the others.
-fn listing_difference(args: &[String], expect: &[&str], view: &[&str], ex: &[String]) -> String {
+fn listing_difference(command: &str, expect: &[&str], view: &[&str], ex: &[String]) -> String {
     let missing = expect
         .iter()
         .filter(|l| !view.contains(l))
@@ -133,7 +153,7 @@ fn listing_difference(args: &[String], expect: &[&str], view: &[&str], ex: &[Str
             parts.push(format!("{what} {:?}", &lines[..lines.len().min(5)]));
         }
     }
-    format!("for-each-ref {}: {}", args.join(" "), parts.join("; "))
+    format!("{command}: {}", parts.join("; "))
 }
 
 /// Whether pattern `p`, which has no glob characters, matches ref `name`: the whole name, or
@@ -176,25 +196,47 @@ fn filters(names: &[&str]) -> Vec<Filter> {
     ]
 }
 
-/// The `--points-at` listings: the commit the pool's first tag points at (refs holding the
-/// commit and refs holding the tag), and the pool's second tag itself with the tree (refs
-/// holding exactly those, not the commit the tag points at) under `refs/`.
-fn points_at_filters(pool: &Pool) -> Vec<Filter> {
-    let Some(&(_, peeled)) = pool.tags.first() else {
+/// The `--points-at` listings, from the full listing `full` (see [`FORMAT`]) so that they
+/// find something: the commit the first tag a ref under `refs/` holds peels to (refs
+/// holding the commit and refs holding a tag of it; the pool's first tag's commit when no
+/// ref holds a tag), and that tag itself with the tree (refs holding exactly those, not
+/// the commit the tag points at), under `refs/`.
+fn points_at_filters(full: &[String], pool: &Pool) -> Vec<Filter> {
+    let held = full.iter().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f[0].starts_with("refs/") && f.get(2).is_some_and(|p| !p.is_empty()))
+            .then(|| (f[1].to_string(), f[2].to_string()))
+    });
+    let pooled = pool
+        .tags
+        .first()
+        .map(|(t, p)| (t.to_string(), p.to_string()));
+    let Some((tag, peeled)) = held.or(pooled) else {
         return Vec::new();
     };
-    let mut out = vec![Filter {
-        points_at: vec![peeled.to_string()],
-        ..Filter::default()
-    }];
-    if let Some(&(tag, _)) = pool.tags.get(1) {
-        out.push(Filter {
-            points_at: vec![tag.to_string(), pool.tree.to_string()],
+    vec![
+        Filter {
+            points_at: vec![peeled],
+            ..Filter::default()
+        },
+        Filter {
+            points_at: vec![tag, pool.tree.to_string()],
             patterns: vec!["refs/".to_string()],
             ..Filter::default()
-        });
-    }
-    out
+        },
+    ]
+}
+
+/// The first and the last of `filters` again through `git refs list`.
+fn refs_list_filters(filters: &[Filter]) -> Vec<Filter> {
+    let ends = [filters.first(), filters.last()];
+    ends.into_iter()
+        .flatten()
+        .map(|f| Filter {
+            refs_list: true,
+            ..f.clone()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -267,25 +309,31 @@ mod tests {
         // A git that did not peel: the comparison names the ref it left out.
         let unpeeled = ["refs/heads/c C  ", "refs/x/s C  refs/heads/c"];
         assert_ne!(unpeeled.as_slice(), expect.as_slice());
-        let d = listing_difference(&commit.args()[2..], &expect, &unpeeled, &[]);
+        let d = listing_difference(&commit.shown(), &expect, &unpeeled, &[]);
         assert_eq!(d, "for-each-ref --points-at=C: left out [\"refs/tags/t\"]");
+        let listed = Filter {
+            refs_list: true,
+            ..commit
+        };
+        assert_eq!(listed.shown(), "refs list --points-at=C");
+        assert_eq!(listed.args()[..3], ["refs", "list", FORMAT]);
     }
 
     #[test]
     fn a_prefix_exclusion_is_named_as_such() {
         let expect = ["refs/heads/a-b X", "refs/heads/ab X", "refs/heads/b X"];
         let view = ["refs/heads/b X"];
-        let d = listing_difference(&[], &expect, &view, &["refs/heads/a".into()]);
+        let d = listing_difference("for-each-ref", &expect, &view, &["refs/heads/a".into()]);
         assert_eq!(
             d,
-            "for-each-ref : left out as byte-prefix matches of an --exclude \
+            "for-each-ref: left out as byte-prefix matches of an --exclude \
              [\"refs/heads/a-b\", \"refs/heads/ab\"]"
         );
         let ex = ["refs/heads/x".to_string()];
-        let d = listing_difference(&[], &expect, &["refs/heads/ab Y"], &ex);
+        let d = listing_difference("for-each-ref", &expect, &["refs/heads/ab Y"], &ex);
         assert_eq!(
             d,
-            "for-each-ref : left out though no --exclude matches them [\"refs/heads/a-b\", \
+            "for-each-ref: left out though no --exclude matches them [\"refs/heads/a-b\", \
              \"refs/heads/ab\", \"refs/heads/b\"]; shown unexpectedly [\"refs/heads/ab Y\"]"
         );
     }

@@ -1,7 +1,8 @@
 //! git's other reads of its stack, compared at the end of a case with what our refs say git
 //! must answer: reflog entries by position (`NAME@{n}`, which git reads newest first through
-//! the backend's reverse reflog iterator, where `log -g` reads oldest first) and `git refs
-//! verify`, git's own check of a stack (filtered listings are in `filtered.rs`).
+//! the backend's reverse reflog iterator, where `log -g` reads oldest first), `git refs
+//! exists` (2.52+) of names the model has and has not, and `git refs verify`, git's own
+//! check of a stack (filtered listings are in `filtered.rs`).
 
 use crate::finding::divergence::{Check, Divergence};
 use crate::generated::executor::Executor;
@@ -73,6 +74,43 @@ impl Executor<'_> {
 }
 
 impl Executor<'_> {
+    /// `git refs exists NAME` for the names of [`exists_probes`]: exit 0 for a name the
+    /// model has a ref of (a symref too, dangling or not: the raw ref is read), 2 for one it
+    /// has not (builtin/refs.c `cmd_refs_exists`). False after reporting a difference.
+    pub(super) fn check_refs_exists(&mut self, step: usize) -> bool {
+        if !self.env.profile.features.refs_list_exists {
+            return true;
+        }
+        let names: Vec<&String> = (self.model.refs.keys())
+            .filter(|n| n.starts_with("refs/"))
+            .collect();
+        for name in exists_probes(&names) {
+            self.count(Check::Lookups);
+            let out =
+                (self.env.git).run(self.repo.path(), &["refs", "exists", &name], "", self.tick);
+            let want = if self.model.refs.contains_key(&name) {
+                0
+            } else {
+                2
+            };
+            if out.exit == crate::git::driver::Exit::Code(want) {
+                continue;
+            }
+            self.result.divergences.push(Divergence {
+                step,
+                check: Check::Lookups,
+                class: "refs exists mismatch".into(),
+                detail: format!(
+                    "git refs exists {name}: {:?}, the model says exit {want} ({})",
+                    out.exit,
+                    out.stderr.trim()
+                ),
+            });
+            return false;
+        }
+        true
+    }
+
     /// `git refs verify` (2.47+) in `repo`: its exit and what it said, `None` for a git
     /// without it. What it reports depends on the refs (2.5x reports HEAD pointing outside
     /// refs/heads/ as an error), so the gate compares it between two stacks with the same
@@ -87,5 +125,48 @@ impl Executor<'_> {
             crate::git::driver::Exit::Code(_) => Ok(Some(said)),
             _ => Err(format!("git refs verify: {said}")),
         }
+    }
+}
+
+/// The names `git refs exists` is asked about: the first and last of `names` (the model's
+/// refs under `refs/`, in order) and `HEAD`, a name below the first (`<name>/x`, absent: a ref is in the
+/// way), the directory of the last (absent unless a ref has that name) and a name just
+/// after the last (`<name>-`).
+fn exists_probes(names: &[&String]) -> Vec<String> {
+    let (Some(first), Some(last)) = (names.first(), names.last()) else {
+        return vec!["HEAD".to_string()];
+    };
+    let dir = last.rsplit_once('/').map_or("refs", |(d, _)| d);
+    let mut out = vec![
+        first.to_string(),
+        last.to_string(),
+        "HEAD".to_string(),
+        format!("{first}/x"),
+        dir.to_string(),
+        format!("{last}-"),
+    ];
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exists_probes_ask_about_present_and_absent_names() {
+        let (a, b) = ("refs/heads/a".to_string(), "refs/tags/v1".to_string());
+        assert_eq!(
+            exists_probes(&[&a, &b]),
+            [
+                "refs/heads/a",
+                "refs/tags/v1",
+                "HEAD",
+                "refs/heads/a/x",
+                "refs/tags",
+                "refs/tags/v1-"
+            ]
+        );
+        assert_eq!(exists_probes(&[]), ["HEAD"]);
     }
 }
