@@ -150,6 +150,17 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         create_reflog: bool,
     },
+    /// `git symbolic-ref [-m <message>] <name> <target>`: the command's own checks of the
+    /// target, then the update of a symref without dereferencing `name` (update-ref's
+    /// `option no-deref` + `symref-update`).
+    SymbolicRef {
+        /// The symref set.
+        name: String,
+        /// Its new target.
+        target: String,
+        /// The `-m` message (none when empty).
+        message: String,
+    },
     /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
     ReflogExpire {
         /// The ref.
@@ -209,6 +220,35 @@ pub enum Op {
 }
 
 impl Op {
+    /// The message and `--create-reflog` flag of an operation that runs at the committer
+    /// time of its (message, flag) pair, as `update-ref` transactions do.
+    pub fn clocked(&self) -> Option<(&str, bool)> {
+        match self {
+            Op::Txn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::WorktreeTxn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::BatchTxn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::RefsCommand {
+                message,
+                create_reflog,
+                ..
+            } => Some((message, *create_reflog)),
+            Op::SymbolicRef { message, .. } => Some((message, false)),
+            _ => None,
+        }
+    }
+
     /// The refs the operation names: each update's ref and symref values, the expired or
     /// pruned reflog's ref, both branches of a rename or copy.
     pub fn touched_refs(&self) -> Vec<String> {
@@ -226,6 +266,10 @@ impl Op {
                         }
                     }
                 }
+            }
+            Op::SymbolicRef { name, target, .. } => {
+                out.push(name.clone());
+                out.push(target.clone());
             }
             Op::ReflogExpire { refname, .. }
             | Op::ReflogDelete { refname, .. }
@@ -246,6 +290,7 @@ impl Op {
             Op::WorktreeTxn { .. } => "update-ref transaction in a worktree",
             Op::BatchTxn { .. } => "update-ref --batch-updates",
             Op::RefsCommand { .. } => "refs create/update/delete",
+            Op::SymbolicRef { .. } => "symbolic-ref",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -302,6 +347,7 @@ impl Op {
                     format!("txn [{}]", parts.join(", "))
                 }
             }
+            Op::SymbolicRef { name, target, .. } => format!("symbolic-ref {name} {target}"),
             Op::ReflogExpire { refname, expire } => format!("reflog expire {expire:?} {refname}"),
             Op::ReflogDelete {
                 refname,

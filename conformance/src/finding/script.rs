@@ -39,28 +39,8 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
     let mut keys = Vec::new();
     ops.iter()
         .map(|op| {
-            if let Op::Txn {
-                message,
-                create_reflog,
-                ..
-            }
-            | Op::WorktreeTxn {
-                message,
-                create_reflog,
-                ..
-            }
-            | Op::BatchTxn {
-                message,
-                create_reflog,
-                ..
-            }
-            | Op::RefsCommand {
-                message,
-                create_reflog,
-                ..
-            } = op
-            {
-                tick = tick_of(&mut keys, message, *create_reflog);
+            if let Some((message, create_reflog)) = op.clocked() {
+                tick = tick_of(&mut keys, message, create_reflog);
             }
             tick
         })
@@ -136,6 +116,18 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             refs_command_args(&updates[0], message, *create_reflog),
             None,
         ),
+        Op::SymbolicRef {
+            name,
+            target,
+            message,
+        } => {
+            let mut args = v(&["symbolic-ref"]);
+            if !message.is_empty() {
+                args.extend(["-m".to_string(), message.clone()]);
+            }
+            args.extend([name.clone(), target.clone()]);
+            (args, None)
+        }
         Op::ReflogExpire { refname, expire } => {
             let exp = match expire {
                 Expire::All => "--expire=all".to_string(),

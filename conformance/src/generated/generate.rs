@@ -108,6 +108,10 @@ pub enum AOp {
     /// where the git has them and it is one update they can express; never drawn by the
     /// strategy, made by `with_batches`.
     RefsTxn(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) whose first update's name is pointed at
+    /// another pool name by `git symbolic-ref`; never drawn by the strategy, made by
+    /// `with_batches`.
+    SymbolicRef(Vec<AUpdate>, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -194,7 +198,7 @@ pub const WORKTREE_ONE_IN: u64 = 4;
 
 /// One transaction in this many of a case without a worktree runs through
 /// `update-ref --batch-updates` (`with_batches`), and one in this many through
-/// `git refs create|update|delete`.
+/// `git refs create|update|delete`; half as many as a `git symbolic-ref`.
 pub const BATCH_ONE_IN: usize = 6;
 
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
@@ -214,13 +218,14 @@ pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, V
     with_worktree(opts, aops, &mut rng)
 }
 
-/// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches
-/// or through `git refs`.
+/// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches,
+/// through `git refs` or as a `git symbolic-ref`.
 fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
     aops.into_iter()
-        .map(|a| match (a, rng.below(BATCH_ONE_IN)) {
-            (AOp::Txn(u, m, seg, cr), 0) => AOp::BatchTxn(u, m, seg, cr),
-            (AOp::Txn(u, m, seg, cr), 1) => AOp::RefsTxn(u, m, seg, cr),
+        .map(|a| match (a, rng.below(2 * BATCH_ONE_IN)) {
+            (AOp::Txn(u, m, seg, cr), 0 | 1) => AOp::BatchTxn(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 2 | 3) => AOp::RefsTxn(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 4) => AOp::SymbolicRef(u, m, seg, cr),
             (other, _) => other,
         })
         .collect()
@@ -509,6 +514,10 @@ impl Resolver {
                 let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
                 self.batch(op, model)
             }
+            AOp::SymbolicRef(updates, msg, new_segment, create_reflog) => {
+                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                self.symbolic_ref(op, &updates[0])
+            }
             AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
                 let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
                 Some(self.refs_command(op))
@@ -626,6 +635,30 @@ impl Resolver {
             message,
             create_reflog,
         }
+    }
+
+    /// `git symbolic-ref` of the name of `op`'s first update (`first` its abstract form) to
+    /// the pool name its value index stands for, with the segment's message.
+    fn symbolic_ref(&self, op: Op, first: &AUpdate) -> Option<Op> {
+        let Op::Txn { updates, .. } = op else {
+            return None;
+        };
+        let t = match *first {
+            AUpdate::Create(_, v)
+            | AUpdate::Update(_, v, _)
+            | AUpdate::SymrefCreate(_, v)
+            | AUpdate::SymrefUpdate(_, v, ..)
+            | AUpdate::UpdateNoDeref(_, v)
+            | AUpdate::CreateNoDeref(_, v) => v,
+            AUpdate::Delete(n, _) | AUpdate::Verify(n, _) | AUpdate::SymrefDelete(n, _) => {
+                n.wrapping_add(1)
+            }
+        };
+        Some(Op::SymbolicRef {
+            name: updates.first()?.refname.clone(),
+            target: self.name(t),
+            message: self.message.clone(),
+        })
     }
 
     /// The object abstract value `i` stands for, as a ref value.
@@ -871,6 +904,13 @@ mod tests {
                             )
                         }
                         (AOp::Txn(u, m, s, c), AOp::RefsTxn(u2, m2, s2, c2)) => {
+                            txns += 1;
+                            assert_eq!(
+                                format!("{:?}", (u, m, s, c)),
+                                format!("{:?}", (u2, m2, s2, c2))
+                            )
+                        }
+                        (AOp::Txn(u, m, s, c), AOp::SymbolicRef(u2, m2, s2, c2)) => {
                             txns += 1;
                             assert_eq!(
                                 format!("{:?}", (u, m, s, c)),

@@ -94,6 +94,11 @@ pub fn apply(
             message,
             create_reflog,
         } => txn(db, updates, message, *create_reflog, committer, objects),
+        Op::SymbolicRef {
+            name,
+            target,
+            message,
+        } => symbolic_ref(db, name, target, message, committer, objects),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {
@@ -189,6 +194,49 @@ pub(crate) fn batch(
     }
     txn(db, &passed, message, create_reflog, committer, objects)?;
     Ok(rejected)
+}
+
+/// The update `git symbolic-ref name target` makes: `name` becomes a symref to `target`,
+/// without following `name` (refs.c `refs_update_symref`: `REF_NO_DEREF`, no old value).
+pub(crate) fn symbolic_ref_update(name: &str, target: &str) -> Update {
+    Update {
+        refname: name.to_string(),
+        new: Some(Value::Symref(target.to_string())),
+        old: None,
+        no_deref: true,
+    }
+}
+
+/// `git symbolic-ref`'s own checks before its update: `HEAD` only into `refs/`, a target
+/// with a valid name (builtin/symbolic-ref.c).
+pub(crate) fn symbolic_ref_check(name: &str, target: &str) -> Result<(), Refused> {
+    if name == "HEAD" && !target.starts_with("refs/") {
+        return Err(refused(
+            ErrClass::BadName,
+            "HEAD outside refs/ (git symbolic-ref)",
+        ));
+    }
+    if !is_valid_refname(target.as_bytes(), true) {
+        return Err(refused(
+            ErrClass::BadName,
+            "invalid target (git symbolic-ref)",
+        ));
+    }
+    Ok(())
+}
+
+/// `git symbolic-ref [-m message] name target`: its checks, then its update.
+pub(crate) fn symbolic_ref(
+    db: &mut RefDb,
+    name: &str,
+    target: &str,
+    message: &str,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<(), Refused> {
+    symbolic_ref_check(name, target)?;
+    let update = symbolic_ref_update(name, target);
+    txn(db, &[update], message, false, committer, objects)
 }
 
 /// update-ref's parser: it refuses invalid names (refs and symref targets) before the ref

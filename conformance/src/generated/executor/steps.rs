@@ -54,6 +54,11 @@ impl Executor<'_> {
                 message,
                 create_reflog,
             } => self.run_refs_command(updates, message, *create_reflog),
+            Op::SymbolicRef {
+                name,
+                target,
+                message,
+            } => self.run_symbolic_ref(name, target, message),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -177,6 +182,37 @@ impl Executor<'_> {
             self.twin_apply(updates, message);
         }
         Some((git_res, ours_res, Some(model_res)))
+    }
+
+    /// `git symbolic-ref name target` against its checks and update on us; the model judges
+    /// the update when the command's own checks let it through.
+    fn run_symbolic_ref(&mut self, name: &str, target: &str, message: &str) -> Outcomes {
+        let op = Op::SymbolicRef {
+            name: name.into(),
+            target: target.into(),
+            message: message.into(),
+        };
+        let (args, _) = crate::finding::script::git_invocation(&op);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let repo = self.repo.path().to_path_buf();
+        let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
+        let git_res = self.git_verdict(out)?;
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
+        let updates = [ours::symbolic_ref_update(name, target)];
+        let model_res = ours::symbolic_ref_check(name, target).is_ok().then(|| {
+            let time = BASE_TIME + 60 * self.tick;
+            let mut trial = self.model.clone();
+            let r = trial.transaction(&updates, message, false, time, &objects);
+            self.model_trial = Some(trial);
+            r
+        });
+        let c = self.committer();
+        let ours_res = ours::symbolic_ref(&mut self.db, name, target, message, &c, &objects);
+        if git_res.is_ok() {
+            self.twin_apply(&updates, message);
+        }
+        Some((git_res, ours_res, model_res))
     }
 
     /// git's verdict on `lines` through the `update-ref` process `which` (see
