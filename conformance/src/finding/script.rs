@@ -69,27 +69,17 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             message,
             create_reflog,
         } => {
-            let txn = Op::Txn {
-                updates: updates.clone(),
-                message: message.clone(),
-                create_reflog: *create_reflog,
-            };
-            let (args, stdin) = git_invocation(&txn);
-            ([v(&["-C", "../wt"]), args].concat(), stdin)
+            let (args, lines) = update_ref_stdin(updates, message, *create_reflog);
+            let stdin = format!("start\n{lines}prepare\ncommit\n");
+            ([v(&["-C", "../wt"]), args].concat(), Some(stdin))
         }
         Op::BatchTxn {
             updates,
             message,
             create_reflog,
         } => {
-            let txn = Op::Txn {
-                updates: updates.clone(),
-                message: message.clone(),
-                create_reflog: *create_reflog,
-            };
-            let (mut args, _) = git_invocation(&txn);
+            let (mut args, lines) = update_ref_stdin(updates, message, *create_reflog);
             args.push("--batch-updates".into());
-            let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
             (args, Some(lines))
         }
         Op::Txn {
@@ -97,15 +87,7 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             message,
             create_reflog,
         } => {
-            let mut args = v(&["update-ref"]);
-            if !message.is_empty() {
-                args.extend(["-m".to_string(), message.clone()]);
-            }
-            if *create_reflog {
-                args.push("--create-reflog".into());
-            }
-            args.push("--stdin".into());
-            let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
+            let (args, lines) = update_ref_stdin(updates, message, *create_reflog);
             (args, Some(format!("start\n{lines}prepare\ncommit\n")))
         }
         Op::RefsCommand {
@@ -175,6 +157,26 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             None,
         ),
     }
+}
+
+/// `update-ref [-m message] [--create-reflog] --stdin` and the command lines of `updates`.
+fn update_ref_stdin(
+    updates: &[Update],
+    message: &str,
+    create_reflog: bool,
+) -> (Vec<String>, String) {
+    let mut args = vec!["update-ref".to_string()];
+    if !message.is_empty() {
+        args.extend(["-m".to_string(), message.to_string()]);
+    }
+    if create_reflog {
+        args.push("--create-reflog".into());
+    }
+    args.push("--stdin".into());
+    (
+        args,
+        updates.iter().filter_map(|u| u.stdin_lines()).collect(),
+    )
 }
 
 /// `git refs create|update|delete` of one update: a null new id deletes (with the old id

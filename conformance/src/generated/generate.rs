@@ -493,7 +493,8 @@ impl Resolver {
     pub fn resolve(&mut self, op: &AOp, model: &Model, null: &ObjectId) -> Option<Op> {
         match op {
             AOp::Txn(updates, msg, new_segment, create_reflog) => {
-                self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)
+                let u = self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null);
+                u.map(|u| self.segment_txn(u))
             }
             AOp::MassCreate(p, n, v) => Some(self.mass_create(*p, *n, *v)),
             AOp::MassDelete(p) => self.mass_delete(*p, model, null),
@@ -511,20 +512,25 @@ impl Resolver {
             }
             AOp::FillBlock(delta, v) => self.fill_block(*delta, *v),
             AOp::BatchTxn(updates, msg, new_segment, create_reflog) => {
-                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
-                self.batch(op, model)
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                self.batch(u, model)
             }
             AOp::SymbolicRef(updates, msg, new_segment, create_reflog) => {
-                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
-                self.symbolic_ref(op, &updates[0])
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                self.symbolic_ref(&u, &updates[0])
             }
             AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
-                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)?;
-                Some(self.refs_command(op))
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                Some(self.refs_command(u))
             }
             AOp::WorktreeTxn(updates, msg, new_segment, create_reflog) => {
                 let main_names = std::mem::replace(&mut self.names, worktree_name_pool());
-                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null);
+                let op = self
+                    .txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)
+                    .map(|u| self.segment_txn(u));
                 self.names = main_names;
                 op.filter(|op| !symref_across_stacks(op))
                     .map(|op| match op {
@@ -543,23 +549,15 @@ impl Resolver {
         }
     }
 
-    /// Transaction `op` as a `--batch-updates` batch where the git has one (else `op`): its
+    /// `updates` as a `--batch-updates` batch where the git has one (else a transaction): its
     /// updates the model can judge one by one ([`Model::batch_rejections`]: plain creates,
     /// updates, deletes and verifies of distinct names, none over another, no symref nor
     /// `HEAD`, no bad name; objects only where git rejects them one by one), never a
     /// rejected update of `HEAD`'s branch (git logs it to `HEAD` anyway: known defect
     /// `batch-updates-rejected-update-logged-to-head`); `None` when none is left.
-    fn batch(&self, op: Op, model: &Model) -> Option<Op> {
+    fn batch(&self, updates: Vec<Update>, model: &Model) -> Option<Op> {
         let (true, objects_ok) = self.batch_updates else {
-            return Some(op);
-        };
-        let Op::Txn {
-            updates,
-            message,
-            create_reflog,
-        } = op
-        else {
-            return Some(op);
+            return Some(self.segment_txn(updates));
         };
         let head = match model.refs.get("HEAD") {
             Some(MValue::Symref(t)) => t.clone(),
@@ -592,26 +590,18 @@ impl Resolver {
                 kept.push(u);
             }
         }
-        (!kept.is_empty()).then_some(Op::BatchTxn {
+        (!kept.is_empty()).then(|| Op::BatchTxn {
             updates: kept,
-            message,
-            create_reflog,
+            message: self.message.clone(),
+            create_reflog: self.create_reflog,
         })
     }
 
-    /// Transaction `op` through `git refs create|update|delete` where the git has them and
-    /// `op` is one update they express: an object id or deletion for a new value, no
-    /// `verify`, no null old id for a deletion (git refuses it before anything else); else
-    /// `op` as it is.
-    fn refs_command(&self, op: Op) -> Op {
-        let Op::Txn {
-            updates,
-            message,
-            create_reflog,
-        } = op
-        else {
-            return op;
-        };
+    /// `updates` through `git refs create|update|delete` where the git has them and they
+    /// are one update these express: an object id or deletion for a new value, no `verify`,
+    /// no null old id for a deletion (git refuses it before anything else); else a
+    /// transaction.
+    fn refs_command(&self, updates: Vec<Update>) -> Op {
         let oid = |v: &Option<Value>| match v {
             Some(Value::Oid(h)) => ObjectId::from_hex(h),
             _ => None,
@@ -626,23 +616,16 @@ impl Resolver {
         if self.refs_writes && updates.len() == 1 && fits(&updates[0]) {
             return Op::RefsCommand {
                 updates,
-                message,
-                create_reflog,
+                message: self.message.clone(),
+                create_reflog: self.create_reflog,
             };
         }
-        Op::Txn {
-            updates,
-            message,
-            create_reflog,
-        }
+        self.segment_txn(updates)
     }
 
-    /// `git symbolic-ref` of the name of `op`'s first update (`first` its abstract form) to
-    /// the pool name its value index stands for, with the segment's message.
-    fn symbolic_ref(&self, op: Op, first: &AUpdate) -> Option<Op> {
-        let Op::Txn { updates, .. } = op else {
-            return None;
-        };
+    /// `git symbolic-ref` of the name of the first of `updates` (`first` its abstract form)
+    /// to the pool name its value index stands for, with the segment's message.
+    fn symbolic_ref(&self, updates: &[Update], first: &AUpdate) -> Option<Op> {
         let t = match *first {
             AUpdate::Create(_, v)
             | AUpdate::Update(_, v, _)
@@ -675,9 +658,9 @@ impl Resolver {
         }
     }
 
-    /// [`AOp::Txn`]: a new segment's message and flag when it starts one, then its updates
-    /// (the `symref-*` ones only where git has those commands); `None` when none is left.
-    fn txn_op(
+    /// A new segment's message and flag when `new_segment`, then the concrete updates (the
+    /// `symref-*` ones only where git has those commands); `None` when none is left.
+    fn txn_updates(
         &mut self,
         updates: &[AUpdate],
         msg: u8,
@@ -685,7 +668,7 @@ impl Resolver {
         create_reflog: bool,
         model: &Model,
         null: &ObjectId,
-    ) -> Option<Op> {
+    ) -> Option<Vec<Update>> {
         if new_segment {
             self.message = self.messages[msg as usize % self.messages.len()].clone();
             self.create_reflog = create_reflog;
@@ -698,7 +681,7 @@ impl Resolver {
                 _ => {}
             }
         }
-        (!out.is_empty()).then(|| self.segment_txn(out))
+        (!out.is_empty()).then_some(out)
     }
 
     /// The concrete update for `u`.
