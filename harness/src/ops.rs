@@ -161,6 +161,13 @@ pub enum Op {
         /// The `-m` message (none when empty).
         message: String,
     },
+    /// `git push --atomic . +<new>:<ref>…` (`:<ref>` for a deletion): `receive-pack`
+    /// over the local transport updates the repository's own refs in one transaction, each
+    /// update expecting the value it advertised (`old`), with the reflog message `push`.
+    Push {
+        /// The updates: a new object id (null: delete) and the current value as old value.
+        updates: Vec<Update>,
+    },
     /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
     ReflogExpire {
         /// The ref.
@@ -245,6 +252,7 @@ impl Op {
                 ..
             } => Some((message, *create_reflog)),
             Op::SymbolicRef { message, .. } => Some((message, false)),
+            Op::Push { .. } => Some((Op::PUSH_MESSAGE, false)),
             _ => None,
         }
     }
@@ -257,7 +265,8 @@ impl Op {
             Op::Txn { updates, .. }
             | Op::WorktreeTxn { updates, .. }
             | Op::BatchTxn { updates, .. }
-            | Op::RefsCommand { updates, .. } => {
+            | Op::RefsCommand { updates, .. }
+            | Op::Push { updates } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -291,6 +300,7 @@ impl Op {
             Op::BatchTxn { .. } => "update-ref --batch-updates",
             Op::RefsCommand { .. } => "refs create/update/delete",
             Op::SymbolicRef { .. } => "symbolic-ref",
+            Op::Push { .. } => "push --atomic",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -301,6 +311,9 @@ impl Op {
             Op::Branch { copy: true, .. } => "branch -c/-C",
         }
     }
+
+    /// The reflog message of [`Op::Push`]'s updates.
+    pub const PUSH_MESSAGE: &'static str = "push";
 
     /// The `git branch` flag of a [`Op::Branch`].
     pub fn branch_flag(copy: bool, force: bool) -> &'static str {
@@ -348,6 +361,7 @@ impl Op {
                 }
             }
             Op::SymbolicRef { name, target, .. } => format!("symbolic-ref {name} {target}"),
+            Op::Push { updates } => format!("push --atomic {}", txn(updates).summary()),
             Op::ReflogExpire { refname, expire } => format!("reflog expire {expire:?} {refname}"),
             Op::ReflogDelete {
                 refname,

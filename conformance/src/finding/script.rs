@@ -110,6 +110,16 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             args.extend([name.clone(), target.clone()]);
             (args, None)
         }
+        Op::Push { updates } => {
+            let mut args = v(&["push", "--atomic", "."]);
+            args.extend(updates.iter().map(|u| match &u.new {
+                Some(Value::Oid(h)) if !h.bytes().all(|b| b == b'0') => {
+                    format!("+{h}:{}", u.refname)
+                }
+                _ => format!(":{}", u.refname),
+            }));
+            (args, None)
+        }
         Op::ReflogExpire { refname, expire } => {
             let exp = match expire {
                 Expire::All => "--expire=all".to_string(),
@@ -238,6 +248,10 @@ pub fn git_only(
     if opts.worktree {
         // The gate's linked worktree: detached at the first commit, id `wt`.
         s.push_str("\"$GIT\" worktree add -q --detach --no-checkout ../wt \"$c0\" || exit 2\n");
+    }
+    if ops.iter().any(|op| matches!(op, Op::Push { .. })) {
+        // As the gate's repositories: no maintenance after a push.
+        s.push_str("\"$GIT\" config receive.autogc false\n");
     }
     steps(&mut s, ops, opts.worktree);
     s

@@ -11,6 +11,7 @@ use crate::git::profile::Features;
 use crate::model::{Fault, MValue, Model};
 use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
 use crate::setup::pool::{Pool, PoolObjects};
+use reftable::refdb::ObjectKind;
 
 pub use reftable_harness::names::name_pool;
 
@@ -112,6 +113,9 @@ pub enum AOp {
     /// another pool name by `git symbolic-ref`; never drawn by the strategy, made by
     /// `with_batches`.
     SymbolicRef(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) pushed with `git push --atomic .` as far as a
+    /// push can express it; never drawn by the strategy, made by `with_batches`.
+    Push(Vec<AUpdate>, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -198,7 +202,8 @@ pub const WORKTREE_ONE_IN: u64 = 4;
 
 /// One transaction in this many of a case without a worktree runs through
 /// `update-ref --batch-updates` (`with_batches`), and one in this many through
-/// `git refs create|update|delete`; half as many as a `git symbolic-ref`.
+/// `git refs create|update|delete`; half as many as a `git symbolic-ref`, and as many
+/// again as a `git push`.
 pub const BATCH_ONE_IN: usize = 6;
 
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
@@ -219,13 +224,14 @@ pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, V
 }
 
 /// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches,
-/// through `git refs` or as a `git symbolic-ref`.
+/// through `git refs`, as a `git symbolic-ref` or as a `git push`.
 fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
     aops.into_iter()
         .map(|a| match (a, rng.below(2 * BATCH_ONE_IN)) {
             (AOp::Txn(u, m, seg, cr), 0 | 1) => AOp::BatchTxn(u, m, seg, cr),
             (AOp::Txn(u, m, seg, cr), 2 | 3) => AOp::RefsTxn(u, m, seg, cr),
             (AOp::Txn(u, m, seg, cr), 4) => AOp::SymbolicRef(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 5) => AOp::Push(u, m, seg, cr),
             (other, _) => other,
         })
         .collect()
@@ -521,6 +527,11 @@ impl Resolver {
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
                 self.symbolic_ref(&u, &updates[0])
             }
+            AOp::Push(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                Some(self.push(u, model, null))
+            }
             AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
                 let u =
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
@@ -621,6 +632,59 @@ impl Resolver {
             };
         }
         self.segment_txn(updates)
+    }
+
+    /// `updates` as a `git push --atomic .` where a push expresses them: new values under
+    /// `refs/` (commits, tags outside `refs/heads/`) and deletions of existing refs, none of
+    /// a symref or of the branch `HEAD` points at (receive-pack refuses to change the
+    /// checked-out branch), none leaving a ref as it is (the client leaves those out), and
+    /// a transaction the model accepts (the refusals of receive-pack are not modelled);
+    /// else a transaction.
+    fn push(&self, updates: Vec<Update>, model: &Model, null: &ObjectId) -> Op {
+        let pool = PoolObjects(&self.pool);
+        // The checked-out branch: the end of HEAD's symref chain.
+        let mut head = "HEAD";
+        for _ in 0..crate::model::SYMREF_READS {
+            if let Some(MValue::Symref(t)) = model.refs.get(head) {
+                head = t;
+            }
+        }
+        let mut pushed: Vec<Update> = Vec::new();
+        for u in &updates {
+            let name = &u.refname;
+            let current = match model.refs.get(name) {
+                Some(MValue::Oid(id)) => *id,
+                None => *null,
+                Some(MValue::Symref(_)) => continue,
+            };
+            let Some(Value::Oid(h)) = &u.new else {
+                continue;
+            };
+            let Some(new) = ObjectId::from_hex(h) else {
+                continue;
+            };
+            let kind_ok = match pool.kind(&new) {
+                ObjectKind::Commit => true,
+                ObjectKind::Tag { .. } => !name.starts_with("refs/heads/"),
+                _ => new.is_null() && !current.is_null(),
+            };
+            let apart = pushed.iter().all(|k| {
+                let (a, b) = (&k.refname, name);
+                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
+            });
+            if name.starts_with("refs/") && name != head && new != current && kind_ok && apart {
+                pushed.push(Update {
+                    refname: name.clone(),
+                    new: Some(Value::oid(&new)),
+                    old: Some(Value::oid(&current)),
+                    no_deref: false,
+                });
+            }
+        }
+        if pushed.is_empty() || model.refusal(&pushed, &pool).is_some() {
+            return self.segment_txn(updates);
+        }
+        Op::Push { updates: pushed }
     }
 
     /// `git symbolic-ref` of the name of the first of `updates` (`first` its abstract form)
@@ -894,6 +958,13 @@ mod tests {
                             )
                         }
                         (AOp::Txn(u, m, s, c), AOp::SymbolicRef(u2, m2, s2, c2)) => {
+                            txns += 1;
+                            assert_eq!(
+                                format!("{:?}", (u, m, s, c)),
+                                format!("{:?}", (u2, m2, s2, c2))
+                            )
+                        }
+                        (AOp::Txn(u, m, s, c), AOp::Push(u2, m2, s2, c2)) => {
                             txns += 1;
                             assert_eq!(
                                 format!("{:?}", (u, m, s, c)),

@@ -59,6 +59,7 @@ impl Executor<'_> {
                 target,
                 message,
             } => self.run_symbolic_ref(name, target, message),
+            Op::Push { updates } => self.run_push(updates),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -213,6 +214,31 @@ impl Executor<'_> {
             self.twin_apply(&updates, message);
         }
         Some((git_res, ours_res, model_res))
+    }
+
+    /// `git push --atomic .` against the same transaction on us and on the model
+    /// (`receive-pack`'s: each update expecting the value advertised, message `push`).
+    fn run_push(&mut self, updates: &[Update]) -> Outcomes {
+        let op = Op::Push {
+            updates: updates.to_vec(),
+        };
+        let (args, _) = crate::finding::script::git_invocation(&op);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let repo = self.repo.path().to_path_buf();
+        let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
+        let git_res = self.git_verdict(out)?;
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
+        let (message, time) = (Op::PUSH_MESSAGE, BASE_TIME + 60 * self.tick);
+        let mut trial = self.model.clone();
+        let model_res = trial.transaction(updates, message, false, time, &objects);
+        self.model_trial = Some(trial);
+        let c = self.committer();
+        let ours_res = ours::txn(&mut self.db, updates, message, false, &c, &objects);
+        if git_res.is_ok() {
+            self.twin_apply(updates, message);
+        }
+        Some((git_res, ours_res, Some(model_res)))
     }
 
     /// git's verdict on `lines` through the `update-ref` process `which` (see
