@@ -53,13 +53,13 @@ impl Executor<'_> {
                 updates,
                 message,
                 create_reflog,
-            } => self.run_refs_command(updates, message, *create_reflog),
+            } => self.run_git_txn(op, updates, message, *create_reflog),
             Op::SymbolicRef {
                 name,
                 target,
                 message,
-            } => self.run_symbolic_ref(name, target, message),
-            Op::Push { updates } => self.run_push(updates),
+            } => self.run_symbolic_ref(op, name, target, message),
+            Op::Push { updates } => self.run_git_txn(op, updates, Op::PUSH_MESSAGE, false),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -82,20 +82,13 @@ impl Executor<'_> {
     /// library's rename or copy, and for a rename of `HEAD`'s branch the symref update of
     /// `HEAD` that follows it.
     fn run_branch(&mut self, old: &str, new: &str, copy: bool, force: bool) -> Outcomes {
-        let repo = self.repo.path().to_path_buf();
         let op = Op::Branch {
             old: old.into(),
             new: new.into(),
             copy,
             force,
         };
-        let (args, _) = crate::finding::script::git_invocation(&op);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = self
-            .env
-            .git
-            .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
-        let git_res = self.git_verdict(out)?;
+        let git_res = self.git_command_verdict(&op)?;
         let oldref = format!("refs/heads/{old}");
         let newref = format!("refs/heads/{new}");
         let message = ours::branch_message(&oldref, &newref, copy);
@@ -158,19 +151,17 @@ impl Executor<'_> {
         Some((git_res, ours_res, Some(model_res)))
     }
 
-    /// One update through `git refs create|update|delete` against the same transaction on
-    /// us and on the model.
-    fn run_refs_command(
+    /// `op`, a git command that makes one transaction of `updates` (`git refs
+    /// create|update|delete`, `git push --atomic .`, `git symbolic-ref`), against the same
+    /// transaction on us and on the model.
+    fn run_git_txn(
         &mut self,
+        op: &Op,
         updates: &[Update],
         message: &str,
         create_reflog: bool,
     ) -> Outcomes {
-        let args = crate::finding::script::refs_command_args(&updates[0], message, create_reflog);
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let repo = self.repo.path().to_path_buf();
-        let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
-        let git_res = self.git_verdict(out)?;
+        let git_res = self.git_command_verdict(op)?;
         let pool = &self.env.pool(self.hash).pool;
         let objects = PoolObjects(pool);
         let time = BASE_TIME + 60 * self.tick;
@@ -185,60 +176,27 @@ impl Executor<'_> {
         Some((git_res, ours_res, Some(model_res)))
     }
 
-    /// `git symbolic-ref name target` against its checks and update on us; the model judges
-    /// the update when the command's own checks let it through.
-    fn run_symbolic_ref(&mut self, name: &str, target: &str, message: &str) -> Outcomes {
-        let op = Op::SymbolicRef {
-            name: name.into(),
-            target: target.into(),
-            message: message.into(),
-        };
-        let (args, _) = crate::finding::script::git_invocation(&op);
+    /// git's verdict on `op` run as the reproducers run it ([`git_invocation`]), at the
+    /// step's time, with the case's auto-compaction.
+    ///
+    /// [`git_invocation`]: crate::finding::script::git_invocation
+    fn git_command_verdict(&mut self, op: &Op) -> Option<Result<(), Refused>> {
+        let (args, _) = crate::finding::script::git_invocation(op);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let repo = self.repo.path().to_path_buf();
         let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
-        let git_res = self.git_verdict(out)?;
-        let pool = &self.env.pool(self.hash).pool;
-        let objects = PoolObjects(pool);
-        let updates = [ours::symbolic_ref_update(name, target)];
-        let model_res = ours::symbolic_ref_check(name, target).is_ok().then(|| {
-            let time = BASE_TIME + 60 * self.tick;
-            let mut trial = self.model.clone();
-            let r = trial.transaction(&updates, message, false, time, &objects);
-            self.model_trial = Some(trial);
-            r
-        });
-        let c = self.committer();
-        let ours_res = ours::symbolic_ref(&mut self.db, name, target, message, &c, &objects);
-        if git_res.is_ok() {
-            self.twin_apply(&updates, message);
-        }
-        Some((git_res, ours_res, model_res))
+        self.git_verdict(out)
     }
 
-    /// `git push --atomic .` against the same transaction on us and on the model
-    /// (`receive-pack`'s: each update expecting the value advertised, message `push`).
-    fn run_push(&mut self, updates: &[Update]) -> Outcomes {
-        let op = Op::Push {
-            updates: updates.to_vec(),
-        };
-        let (args, _) = crate::finding::script::git_invocation(&op);
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let repo = self.repo.path().to_path_buf();
-        let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
-        let git_res = self.git_verdict(out)?;
-        let pool = &self.env.pool(self.hash).pool;
-        let objects = PoolObjects(pool);
-        let (message, time) = (Op::PUSH_MESSAGE, BASE_TIME + 60 * self.tick);
-        let mut trial = self.model.clone();
-        let model_res = trial.transaction(updates, message, false, time, &objects);
-        self.model_trial = Some(trial);
-        let c = self.committer();
-        let ours_res = ours::txn(&mut self.db, updates, message, false, &c, &objects);
-        if git_res.is_ok() {
-            self.twin_apply(updates, message);
+    /// `git symbolic-ref name target`: its own checks on us (the model has no say when they
+    /// refuse), then its update as any one-transaction command.
+    fn run_symbolic_ref(&mut self, op: &Op, name: &str, target: &str, message: &str) -> Outcomes {
+        if let Err(refusal) = ours::symbolic_ref_check(name, target) {
+            let git_res = self.git_command_verdict(op)?;
+            return Some((git_res, Err(refusal), None));
         }
-        Some((git_res, ours_res, Some(model_res)))
+        let updates = [ours::symbolic_ref_update(name, target)];
+        self.run_git_txn(op, &updates, message, false)
     }
 
     /// git's verdict on `lines` through the `update-ref` process `which` (see
