@@ -20,7 +20,10 @@
 //! - **a check of the generated mode**: the [`finding::divergence::Check`] variant names it;
 //!   the comparison is in `generated/executor/checks.rs` (state after every step, git's view,
 //!   reflogs, git reading our stack), `lookups.rs` (point lookups), `expiry.rs` (reflog
-//!   expiry in compaction), `worktree.rs` (a worktree case's linked worktree), or
+//!   expiry in compaction), `reads.rs` (`@{n}`, `git refs exists`, `git refs verify`),
+//!   `filtered.rs` (`for-each-ref` / `git refs list` with `--exclude`, patterns,
+//!   `--points-at`), `worktree.rs` (a worktree case's linked worktree), `batch.rs` (an
+//!   `update-ref --batch-updates` step; its rejections compared in [`generated::batch`]), or
 //!   [`generated::verdict`] (accept/refuse and the refusal's class); each operation's run on
 //!   git, us and the model in `generated/executor/steps.rs`.
 //! - **a check of another mode**: `concurrent/check.rs` (one function per family),

@@ -126,6 +126,48 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         create_reflog: bool,
     },
+    /// One `update-ref --stdin --batch-updates` (git 2.50+): each update that fails its
+    /// checks is rejected on its own (reported on standard output with a reason), the others
+    /// are committed as one transaction.
+    BatchTxn {
+        /// The updates, in order.
+        updates: Vec<Update>,
+        /// The `-m` message.
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
+    },
+    /// One update through `git refs create`, `update` or `delete` (git master after 2.55): a
+    /// transaction of that one update (`updates` holds it), the plain object values these
+    /// commands take, never a symref.
+    RefsCommand {
+        /// The update (one).
+        updates: Vec<Update>,
+        /// The `--message`.
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
+    },
+    /// `git symbolic-ref [-m <message>] <name> <target>`: the command's own checks of the
+    /// target, then the update of a symref without dereferencing `name` (update-ref's
+    /// `option no-deref` + `symref-update`).
+    SymbolicRef {
+        /// The symref set.
+        name: String,
+        /// Its new target.
+        target: String,
+        /// The `-m` message (none when empty).
+        message: String,
+    },
+    /// `git push --atomic . +<new>:<ref>…` (`:<ref>` for a deletion): `receive-pack`
+    /// over the local transport updates the repository's own refs in one transaction, each
+    /// update expecting the value it advertised (`old`), with the reflog message `push`.
+    Push {
+        /// The updates: a new object id (null: delete) and the current value as old value.
+        updates: Vec<Update>,
+    },
     /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
     ReflogExpire {
         /// The ref.
@@ -185,12 +227,46 @@ pub enum Op {
 }
 
 impl Op {
+    /// The message and `--create-reflog` flag of an operation that runs at the committer
+    /// time of its (message, flag) pair, as `update-ref` transactions do.
+    pub fn clocked(&self) -> Option<(&str, bool)> {
+        match self {
+            Op::Txn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::WorktreeTxn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::BatchTxn {
+                message,
+                create_reflog,
+                ..
+            }
+            | Op::RefsCommand {
+                message,
+                create_reflog,
+                ..
+            } => Some((message, *create_reflog)),
+            Op::SymbolicRef { message, .. } => Some((message, false)),
+            Op::Push { .. } => Some((Op::PUSH_MESSAGE, false)),
+            _ => None,
+        }
+    }
+
     /// The refs the operation names: each update's ref and symref values, the expired or
     /// pruned reflog's ref, both branches of a rename or copy.
     pub fn touched_refs(&self) -> Vec<String> {
         let mut out = Vec::new();
         match self {
-            Op::Txn { updates, .. } | Op::WorktreeTxn { updates, .. } => {
+            Op::Txn { updates, .. }
+            | Op::WorktreeTxn { updates, .. }
+            | Op::BatchTxn { updates, .. }
+            | Op::RefsCommand { updates, .. }
+            | Op::Push { updates } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -199,6 +275,10 @@ impl Op {
                         }
                     }
                 }
+            }
+            Op::SymbolicRef { name, target, .. } => {
+                out.push(name.clone());
+                out.push(target.clone());
             }
             Op::ReflogExpire { refname, .. }
             | Op::ReflogDelete { refname, .. }
@@ -217,6 +297,10 @@ impl Op {
         match self {
             Op::Txn { .. } => "update-ref transaction",
             Op::WorktreeTxn { .. } => "update-ref transaction in a worktree",
+            Op::BatchTxn { .. } => "update-ref --batch-updates",
+            Op::RefsCommand { .. } => "refs create/update/delete",
+            Op::SymbolicRef { .. } => "symbolic-ref",
+            Op::Push { .. } => "push --atomic",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -227,6 +311,9 @@ impl Op {
             Op::Branch { copy: true, .. } => "branch -c/-C",
         }
     }
+
+    /// The reflog message of [`Op::Push`]'s updates.
+    pub const PUSH_MESSAGE: &'static str = "push";
 
     /// The `git branch` flag of a [`Op::Branch`].
     pub fn branch_flag(copy: bool, force: bool) -> &'static str {
@@ -242,16 +329,15 @@ impl Op {
 impl Op {
     /// A one-line summary for reports.
     pub fn summary(&self) -> String {
+        let txn = |updates: &Vec<Update>| Op::Txn {
+            updates: updates.clone(),
+            message: String::new(),
+            create_reflog: false,
+        };
         match self {
-            Op::WorktreeTxn { updates, .. } => format!(
-                "worktree {}",
-                Op::Txn {
-                    updates: updates.clone(),
-                    message: String::new(),
-                    create_reflog: false
-                }
-                .summary()
-            ),
+            Op::WorktreeTxn { updates, .. } => format!("worktree {}", txn(updates).summary()),
+            Op::BatchTxn { updates, .. } => format!("batch-updates {}", txn(updates).summary()),
+            Op::RefsCommand { updates, .. } => format!("git refs {}", txn(updates).summary()),
             Op::Txn { updates, .. } => {
                 let parts: Vec<String> = updates
                     .iter()
@@ -274,6 +360,8 @@ impl Op {
                     format!("txn [{}]", parts.join(", "))
                 }
             }
+            Op::SymbolicRef { name, target, .. } => format!("symbolic-ref {name} {target}"),
+            Op::Push { updates } => format!("push --atomic {}", txn(updates).summary()),
             Op::ReflogExpire { refname, expire } => format!("reflog expire {expire:?} {refname}"),
             Op::ReflogDelete {
                 refname,

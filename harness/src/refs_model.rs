@@ -296,6 +296,27 @@ impl Model {
         self.plan(updates, false, objects).err()
     }
 
+    /// `update-ref --batch-updates`: the updates git rejects one by one (index and every
+    /// fault of each), each checked on its own against the state before the batch; the
+    /// others are one [`Model::transaction`]. Only for batches of updates whose checks do
+    /// not depend on each other: distinct names, none a directory of another, none a symref
+    /// or `HEAD` (whose updates git splits into more updates), which is what the gate
+    /// generates.
+    pub fn batch_rejections(
+        &self,
+        updates: &[Update],
+        objects: &dyn Objects,
+    ) -> Vec<(usize, Faults)> {
+        updates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| {
+                let r = self.refusal(std::slice::from_ref(u), objects)?;
+                Some((i, r.faults))
+            })
+            .collect()
+    }
+
     /// The checks of a transaction: its steps (symrefs and `HEAD` followed) and the (step,
     /// current value) of those that write, or every fault that refuses it.
     fn plan(

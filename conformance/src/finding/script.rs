@@ -7,7 +7,7 @@
 
 use crate::finding::divergence::Divergence;
 use crate::git::driver::{BASE_TIME, EMAIL, NAME, TZ};
-use crate::ops::{CaseOptions, Expire, Op};
+use crate::ops::{CaseOptions, Expire, Op, Update, Value};
 use crate::setup::pool::ObjectPool;
 
 /// Quote `s` for `sh` (single quotes; newlines and non-ASCII pass through).
@@ -39,18 +39,8 @@ pub fn ticks(ops: &[Op]) -> Vec<u64> {
     let mut keys = Vec::new();
     ops.iter()
         .map(|op| {
-            if let Op::Txn {
-                message,
-                create_reflog,
-                ..
-            }
-            | Op::WorktreeTxn {
-                message,
-                create_reflog,
-                ..
-            } = op
-            {
-                tick = tick_of(&mut keys, message, *create_reflog);
+            if let Some((message, create_reflog)) = op.clocked() {
+                tick = tick_of(&mut keys, message, create_reflog);
             }
             tick
         })
@@ -79,29 +69,56 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             message,
             create_reflog,
         } => {
-            let txn = Op::Txn {
-                updates: updates.clone(),
-                message: message.clone(),
-                create_reflog: *create_reflog,
-            };
-            let (args, stdin) = git_invocation(&txn);
-            ([v(&["-C", "../wt"]), args].concat(), stdin)
+            let (args, lines) = update_ref_stdin(updates, message, *create_reflog);
+            let stdin = format!("start\n{lines}prepare\ncommit\n");
+            ([v(&["-C", "../wt"]), args].concat(), Some(stdin))
+        }
+        Op::BatchTxn {
+            updates,
+            message,
+            create_reflog,
+        } => {
+            let (mut args, lines) = update_ref_stdin(updates, message, *create_reflog);
+            args.push("--batch-updates".into());
+            (args, Some(lines))
         }
         Op::Txn {
             updates,
             message,
             create_reflog,
         } => {
-            let mut args = v(&["update-ref"]);
+            let (args, lines) = update_ref_stdin(updates, message, *create_reflog);
+            (args, Some(format!("start\n{lines}prepare\ncommit\n")))
+        }
+        Op::RefsCommand {
+            updates,
+            message,
+            create_reflog,
+        } => (
+            refs_command_args(&updates[0], message, *create_reflog),
+            None,
+        ),
+        Op::SymbolicRef {
+            name,
+            target,
+            message,
+        } => {
+            let mut args = v(&["symbolic-ref"]);
             if !message.is_empty() {
                 args.extend(["-m".to_string(), message.clone()]);
             }
-            if *create_reflog {
-                args.push("--create-reflog".into());
-            }
-            args.push("--stdin".into());
-            let lines: String = updates.iter().filter_map(|u| u.stdin_lines()).collect();
-            (args, Some(format!("start\n{lines}prepare\ncommit\n")))
+            args.extend([name.clone(), target.clone()]);
+            (args, None)
+        }
+        Op::Push { updates } => {
+            let mut args = v(&["push", "--atomic", "."]);
+            args.extend(updates.iter().map(|u| match &u.new {
+                Some(Value::Oid(h)) if !h.bytes().all(|b| b == b'0') => {
+                    format!("+{h}:{}", u.refname)
+                }
+                _ => format!(":{}", u.refname),
+            }));
+            (args, None)
         }
         Op::ReflogExpire { refname, expire } => {
             let exp = match expire {
@@ -152,6 +169,58 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
     }
 }
 
+/// `update-ref [-m message] [--create-reflog] --stdin` and the command lines of `updates`.
+fn update_ref_stdin(
+    updates: &[Update],
+    message: &str,
+    create_reflog: bool,
+) -> (Vec<String>, String) {
+    let mut args = vec!["update-ref".to_string()];
+    if !message.is_empty() {
+        args.extend(["-m".to_string(), message.to_string()]);
+    }
+    if create_reflog {
+        args.push("--create-reflog".into());
+    }
+    args.push("--stdin".into());
+    (
+        args,
+        updates.iter().filter_map(|u| u.stdin_lines()).collect(),
+    )
+}
+
+/// `git refs create|update|delete` of one update: a null new id deletes (with the old id
+/// if given), a null old id creates, anything else updates (with the old id if given).
+pub fn refs_command_args(u: &Update, message: &str, create_reflog: bool) -> Vec<String> {
+    let oid = |v: &Option<Value>| match v {
+        Some(Value::Oid(h)) => Some(h.clone()),
+        _ => None,
+    };
+    let is_null = |h: &String| h.bytes().all(|b| b == b'0');
+    let new = oid(&u.new).unwrap_or_default();
+    let old = oid(&u.old);
+    let (sub, values): (&str, Vec<String>) = if is_null(&new) {
+        ("delete", old.into_iter().collect())
+    } else if old.as_ref().is_some_and(is_null) {
+        ("create", vec![new])
+    } else {
+        ("update", [Some(new), old].into_iter().flatten().collect())
+    };
+    let mut args = vec!["refs".to_string(), sub.to_string()];
+    if !message.is_empty() {
+        args.push(format!("--message={message}"));
+    }
+    if u.no_deref {
+        args.push("--no-deref".into());
+    }
+    if create_reflog && sub != "delete" {
+        args.push("--create-reflog".into());
+    }
+    args.push(u.refname.clone());
+    args.extend(values);
+    args
+}
+
 /// An argument as the scripts write it: quoted unless it is a plain word.
 fn sh_arg(a: &str) -> String {
     let plain = !a.is_empty()
@@ -179,6 +248,10 @@ pub fn git_only(
     if opts.worktree {
         // The gate's linked worktree: detached at the first commit, id `wt`.
         s.push_str("\"$GIT\" worktree add -q --detach --no-checkout ../wt \"$c0\" || exit 2\n");
+    }
+    if ops.iter().any(|op| matches!(op, Op::Push { .. })) {
+        // As the gate's repositories: no maintenance after a push.
+        s.push_str("\"$GIT\" config receive.autogc false\n");
     }
     steps(&mut s, ops, opts.worktree);
     s

@@ -53,8 +53,23 @@ pub fn run_abstract(env: &Env, opts: CaseOptions, aops: &[AOp]) -> Result<CaseRe
 }
 
 /// Why `ops` cannot run on the git of `profile`, if they cannot: a git without `symref-*`
-/// commands (2.45) cannot run transactions that use them.
+/// commands (2.45) cannot run transactions that use them, one without `--batch-updates`
+/// (before 2.50) no batch.
 pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
+    let batches = ops.iter().any(|op| matches!(op, Op::BatchTxn { .. }));
+    if batches && !profile.features.batch_updates {
+        return Some(format!(
+            "the case uses update-ref --batch-updates, which git {} lacks (2.50+)",
+            profile.version
+        ));
+    }
+    let refs_writes = ops.iter().any(|op| matches!(op, Op::RefsCommand { .. }));
+    if refs_writes && !profile.features.refs_writes {
+        return Some(format!(
+            "the case uses git refs create/update/delete, which git {} lacks",
+            profile.version
+        ));
+    }
     let uses_symref_commands = ops.iter().any(|op| match op {
         Op::Txn { updates, .. } | Op::WorktreeTxn { updates, .. } => updates
             .iter()

@@ -8,9 +8,10 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reftable::ObjectId;
 
 use crate::git::profile::Features;
-use crate::model::{MValue, Model};
+use crate::model::{Fault, MValue, Model};
 use crate::ops::{CaseOptions, Expire, LogRefsOpt, Op, Update, Value};
-use crate::setup::pool::Pool;
+use crate::setup::pool::{Pool, PoolObjects};
+use reftable::refdb::ObjectKind;
 
 pub use reftable_harness::names::name_pool;
 
@@ -101,6 +102,20 @@ pub enum AOp {
     /// A transaction ([`AOp::Txn`]'s fields) run in the case's linked worktree, over
     /// [`worktree_name_pool`]; never drawn by the strategy, made by `with_worktree`.
     WorktreeTxn(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) run through `update-ref --batch-updates` where
+    /// the git has it; never drawn by the strategy, made by `with_batches`.
+    BatchTxn(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) run through `git refs create|update|delete`
+    /// where the git has them and it is one update they can express; never drawn by the
+    /// strategy, made by `with_batches`.
+    RefsTxn(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) whose first update's name is pointed at
+    /// another pool name by `git symbolic-ref`; never drawn by the strategy, made by
+    /// `with_batches`.
+    SymbolicRef(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) pushed with `git push --atomic .` as far as a
+    /// push can express it; never drawn by the strategy, made by `with_batches`.
+    Push(Vec<AUpdate>, u8, bool, bool),
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -185,19 +200,41 @@ pub fn generate(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
 /// One case in this many of `conformance run` has a linked worktree (`with_worktree`).
 pub const WORKTREE_ONE_IN: u64 = 4;
 
+/// One transaction in this many of a case without a worktree runs through
+/// `update-ref --batch-updates` (`with_batches`), and one in this many through
+/// `git refs create|update|delete`; half as many as a `git symbolic-ref`, and as many
+/// again as a `git push`.
+pub const BATCH_ONE_IN: usize = 6;
+
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
 /// for one case in [`WORKTREE_ONE_IN`] a linked worktree in which about two transactions
 /// in five run ([`AOp::WorktreeTxn`]) and no `git branch` (it moves other worktrees'
-/// `HEAD`s, which our side does not follow). The choice comes from a generator of its own,
-/// so every other case and every case's options and operations are [`generate`]'s.
+/// `HEAD`s, which our side does not follow); in the other cases one transaction in
+/// [`BATCH_ONE_IN`] runs as a batch ([`AOp::BatchTxn`]). The choices come from generators
+/// of their own, so every case's options and other operations are [`generate`]'s.
 pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, Vec<AOp>) {
     let (opts, aops) = generate(seed, index, ops);
     let mut rng =
         crate::rng::Rng(seed ^ index.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x77_6f72_6b74);
     if rng.below(WORKTREE_ONE_IN as usize) != 0 {
-        return (opts, aops);
+        let mut rng = crate::rng::Rng(rng.0 ^ 0x62_6174_6368);
+        return (opts, with_batches(aops, &mut rng));
     }
     with_worktree(opts, aops, &mut rng)
+}
+
+/// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches,
+/// through `git refs`, as a `git symbolic-ref` or as a `git push`.
+fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
+    aops.into_iter()
+        .map(|a| match (a, rng.below(2 * BATCH_ONE_IN)) {
+            (AOp::Txn(u, m, seg, cr), 0 | 1) => AOp::BatchTxn(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 2 | 3) => AOp::RefsTxn(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 4) => AOp::SymbolicRef(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 5) => AOp::Push(u, m, seg, cr),
+            (other, _) => other,
+        })
+        .collect()
 }
 
 /// `opts` and `aops` with a linked worktree: transactions chosen by `rng` run in it, and
@@ -287,6 +324,12 @@ pub struct Resolver {
     symref_commands: bool,
     /// The git under test has `git reflog drop` (2.50+); without it drops are left out.
     reflog_drop: bool,
+    /// The git under test has `update-ref --batch-updates` (2.50+), and rejects updates
+    /// naming bad objects one by one in it (2.55+); without it batches run as transactions.
+    batch_updates: (bool, bool),
+    /// The git under test has `git refs create|update|delete`; without them such
+    /// transactions run through update-ref.
+    refs_writes: bool,
     /// Block size and hash of the case (for [`AOp::FillBlock`]).
     block_size: u32,
     hash: reftable::HashId,
@@ -337,6 +380,8 @@ impl Resolver {
             mass: vec![Vec::new(); 3],
             symref_commands: features.symref_commands,
             reflog_drop: features.reflog_drop,
+            batch_updates: (features.batch_updates, features.batch_rejects_objects),
+            refs_writes: features.refs_writes,
         }
     }
 
@@ -454,7 +499,8 @@ impl Resolver {
     pub fn resolve(&mut self, op: &AOp, model: &Model, null: &ObjectId) -> Option<Op> {
         match op {
             AOp::Txn(updates, msg, new_segment, create_reflog) => {
-                self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null)
+                let u = self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null);
+                u.map(|u| self.segment_txn(u))
             }
             AOp::MassCreate(p, n, v) => Some(self.mass_create(*p, *n, *v)),
             AOp::MassDelete(p) => self.mass_delete(*p, model, null),
@@ -471,9 +517,31 @@ impl Resolver {
                 self.branch(model, *a, *b, *shape, *copy, *force)
             }
             AOp::FillBlock(delta, v) => self.fill_block(*delta, *v),
+            AOp::BatchTxn(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                self.batch(u, model)
+            }
+            AOp::SymbolicRef(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                self.symbolic_ref(&u, &updates[0])
+            }
+            AOp::Push(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                Some(self.push(u, model, null))
+            }
+            AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                Some(self.refs_command(u))
+            }
             AOp::WorktreeTxn(updates, msg, new_segment, create_reflog) => {
                 let main_names = std::mem::replace(&mut self.names, worktree_name_pool());
-                let op = self.txn_op(updates, *msg, *new_segment, *create_reflog, model, null);
+                let op = self
+                    .txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)
+                    .map(|u| self.segment_txn(u));
                 self.names = main_names;
                 op.filter(|op| !symref_across_stacks(op))
                     .map(|op| match op {
@@ -492,6 +560,154 @@ impl Resolver {
         }
     }
 
+    /// `updates` as a `--batch-updates` batch where the git has one (else a transaction): its
+    /// updates the model can judge one by one ([`Model::batch_rejections`]: plain creates,
+    /// updates, deletes and verifies of distinct names, none over another, no symref nor
+    /// `HEAD`, no bad name; objects only where git rejects them one by one), never a
+    /// rejected update of `HEAD`'s branch (git logs it to `HEAD` anyway: known defect
+    /// `batch-updates-rejected-update-logged-to-head`); `None` when none is left.
+    fn batch(&self, updates: Vec<Update>, model: &Model) -> Option<Op> {
+        let (true, objects_ok) = self.batch_updates else {
+            return Some(self.segment_txn(updates));
+        };
+        let head = match model.refs.get("HEAD") {
+            Some(MValue::Symref(t)) => t.clone(),
+            _ => String::new(),
+        };
+        let pool = PoolObjects(&self.pool);
+        let mut kept: Vec<Update> = Vec::new();
+        for u in updates {
+            let plain = !u.no_deref
+                && u.refname != "HEAD"
+                && !matches!(model.refs.get(&u.refname), Some(MValue::Symref(_)))
+                && ![&u.new, &u.old]
+                    .into_iter()
+                    .flatten()
+                    .any(|v| matches!(v, Value::Symref(_)));
+            let apart = kept.iter().all(|k| {
+                let (a, b) = (&k.refname, &u.refname);
+                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
+            });
+            let faults = model
+                .refusal(std::slice::from_ref(&u), &pool)
+                .map(|r| r.faults)
+                .unwrap_or_default();
+            let judged = !faults.contains(Fault::BadName)
+                && (objects_ok
+                    || !(faults.contains(Fault::MissingObject)
+                        || faults.contains(Fault::NonCommit)))
+                && (faults.is_empty() || u.refname != head);
+            if plain && apart && judged {
+                kept.push(u);
+            }
+        }
+        (!kept.is_empty()).then(|| Op::BatchTxn {
+            updates: kept,
+            message: self.message.clone(),
+            create_reflog: self.create_reflog,
+        })
+    }
+
+    /// `updates` through `git refs create|update|delete` where the git has them and they
+    /// are one update these express: an object id or deletion for a new value, no `verify`,
+    /// no null old id for a deletion (git refuses it before anything else); else a
+    /// transaction.
+    fn refs_command(&self, updates: Vec<Update>) -> Op {
+        let oid = |v: &Option<Value>| match v {
+            Some(Value::Oid(h)) => ObjectId::from_hex(h),
+            _ => None,
+        };
+        let fits = |u: &Update| {
+            let new = oid(&u.new);
+            let old_null = oid(&u.old).is_some_and(|o| o.is_null());
+            new.is_some()
+                && !matches!(u.old, Some(Value::Symref(_)))
+                && !(new.is_some_and(|n| n.is_null()) && old_null)
+        };
+        if self.refs_writes && updates.len() == 1 && fits(&updates[0]) {
+            return Op::RefsCommand {
+                updates,
+                message: self.message.clone(),
+                create_reflog: self.create_reflog,
+            };
+        }
+        self.segment_txn(updates)
+    }
+
+    /// `updates` as a `git push --atomic .` where a push expresses them: new values under
+    /// `refs/` (commits, tags outside `refs/heads/`) and deletions of existing refs, none of
+    /// a symref or of the branch `HEAD` points at (receive-pack refuses to change the
+    /// checked-out branch), none leaving a ref as it is (the client leaves those out), and
+    /// a transaction the model accepts (the refusals of receive-pack are not modelled);
+    /// else a transaction.
+    fn push(&self, updates: Vec<Update>, model: &Model, null: &ObjectId) -> Op {
+        let pool = PoolObjects(&self.pool);
+        // The checked-out branch: the end of HEAD's symref chain.
+        let mut head = "HEAD";
+        for _ in 0..crate::model::SYMREF_READS {
+            if let Some(MValue::Symref(t)) = model.refs.get(head) {
+                head = t;
+            }
+        }
+        let mut pushed: Vec<Update> = Vec::new();
+        for u in &updates {
+            let name = &u.refname;
+            let current = match model.refs.get(name) {
+                Some(MValue::Oid(id)) => *id,
+                None => *null,
+                Some(MValue::Symref(_)) => continue,
+            };
+            let Some(Value::Oid(h)) = &u.new else {
+                continue;
+            };
+            let Some(new) = ObjectId::from_hex(h) else {
+                continue;
+            };
+            let kind_ok = match pool.kind(&new) {
+                ObjectKind::Commit => true,
+                ObjectKind::Tag { .. } => !name.starts_with("refs/heads/"),
+                _ => new.is_null() && !current.is_null(),
+            };
+            let apart = pushed.iter().all(|k| {
+                let (a, b) = (&k.refname, name);
+                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
+            });
+            if name.starts_with("refs/") && name != head && new != current && kind_ok && apart {
+                pushed.push(Update {
+                    refname: name.clone(),
+                    new: Some(Value::oid(&new)),
+                    old: Some(Value::oid(&current)),
+                    no_deref: false,
+                });
+            }
+        }
+        if pushed.is_empty() || model.refusal(&pushed, &pool).is_some() {
+            return self.segment_txn(updates);
+        }
+        Op::Push { updates: pushed }
+    }
+
+    /// `git symbolic-ref` of the name of the first of `updates` (`first` its abstract form)
+    /// to the pool name its value index stands for, with the segment's message.
+    fn symbolic_ref(&self, updates: &[Update], first: &AUpdate) -> Option<Op> {
+        let t = match *first {
+            AUpdate::Create(_, v)
+            | AUpdate::Update(_, v, _)
+            | AUpdate::SymrefCreate(_, v)
+            | AUpdate::SymrefUpdate(_, v, ..)
+            | AUpdate::UpdateNoDeref(_, v)
+            | AUpdate::CreateNoDeref(_, v) => v,
+            AUpdate::Delete(n, _) | AUpdate::Verify(n, _) | AUpdate::SymrefDelete(n, _) => {
+                n.wrapping_add(1)
+            }
+        };
+        Some(Op::SymbolicRef {
+            name: updates.first()?.refname.clone(),
+            target: self.name(t),
+            message: self.message.clone(),
+        })
+    }
+
     /// The object abstract value `i` stands for, as a ref value.
     fn oid(&self, i: u8) -> Value {
         Value::oid(&value_of(&self.pool, i))
@@ -506,9 +722,9 @@ impl Resolver {
         }
     }
 
-    /// [`AOp::Txn`]: a new segment's message and flag when it starts one, then its updates
-    /// (the `symref-*` ones only where git has those commands); `None` when none is left.
-    fn txn_op(
+    /// A new segment's message and flag when `new_segment`, then the concrete updates (the
+    /// `symref-*` ones only where git has those commands); `None` when none is left.
+    fn txn_updates(
         &mut self,
         updates: &[AUpdate],
         msg: u8,
@@ -516,7 +732,7 @@ impl Resolver {
         create_reflog: bool,
         model: &Model,
         null: &ObjectId,
-    ) -> Option<Op> {
+    ) -> Option<Vec<Update>> {
         if new_segment {
             self.message = self.messages[msg as usize % self.messages.len()].clone();
             self.create_reflog = create_reflog;
@@ -529,7 +745,7 @@ impl Resolver {
                 _ => {}
             }
         }
-        (!out.is_empty()).then(|| self.segment_txn(out))
+        (!out.is_empty()).then_some(out)
     }
 
     /// The concrete update for `u`.
@@ -712,18 +928,44 @@ impl Resolver {
 mod tests {
     use super::*;
 
-    /// A case without a worktree is [`generate`]'s, unchanged; one with a worktree keeps its
-    /// options but the flag, and its operations but `git branch` (some transactions moved
-    /// into the worktree). About one case in [`WORKTREE_ONE_IN`] has one.
+    /// The fields of a transaction-like abstract operation, as text.
+    fn txn_fields(a: &AOp) -> Option<String> {
+        match a {
+            AOp::Txn(u, m, s, c)
+            | AOp::BatchTxn(u, m, s, c)
+            | AOp::RefsTxn(u, m, s, c)
+            | AOp::SymbolicRef(u, m, s, c)
+            | AOp::Push(u, m, s, c)
+            | AOp::WorktreeTxn(u, m, s, c) => Some(format!("{:?}", (u, m, s, c))),
+            _ => None,
+        }
+    }
+
+    /// A case without a worktree is [`generate`]'s with some transactions run as batches
+    /// (about one in [`BATCH_ONE_IN`]); one with a worktree keeps its options but the flag,
+    /// and its operations but `git branch` (some transactions moved into the worktree).
+    /// About one case in [`WORKTREE_ONE_IN`] has one.
     #[test]
     fn reach_keeps_existing_cases() {
-        let mut worktree_cases = 0;
+        let (mut worktree_cases, mut batches, mut txns) = (0, 0, 0);
         for index in 0..200 {
             let (plain_opts, plain) = generate(1, index, 30);
             let (opts, aops) = generate_with_reach(1, index, 30);
             if !opts.worktree {
                 assert_eq!(opts, plain_opts);
-                assert_eq!(format!("{aops:?}"), format!("{plain:?}"));
+                assert_eq!(aops.len(), plain.len());
+                for (a, b) in plain.iter().zip(&aops) {
+                    if !matches!(a, AOp::Txn(..)) {
+                        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+                        continue;
+                    }
+                    // A transaction stays one or keeps its fields in another kind.
+                    assert_eq!(txn_fields(a), txn_fields(b), "{b:?}");
+                    match b {
+                        AOp::BatchTxn(..) => batches += 1,
+                        _ => txns += 1,
+                    }
+                }
                 continue;
             }
             worktree_cases += 1;
@@ -741,11 +983,8 @@ mod tests {
             assert_eq!(kept.len(), aops.len());
             for (a, b) in kept.iter().zip(&aops) {
                 match (a, b) {
-                    (AOp::Txn(u, m, s, c), AOp::WorktreeTxn(u2, m2, s2, c2)) => {
-                        assert_eq!(
-                            format!("{:?}", (u, m, s, c)),
-                            format!("{:?}", (u2, m2, s2, c2))
-                        )
+                    (AOp::Txn(..), AOp::WorktreeTxn(..)) => {
+                        assert_eq!(txn_fields(a), txn_fields(b))
                     }
                     _ => assert_eq!(format!("{a:?}"), format!("{b:?}")),
                 }
@@ -755,6 +994,8 @@ mod tests {
             (30..70).contains(&worktree_cases),
             "{worktree_cases} of 200"
         );
+        let share = batches * BATCH_ONE_IN * 10 / (batches + txns);
+        assert!((7..14).contains(&share), "{batches} batches, {txns} txns");
     }
 
     /// Worktree transactions never write through `main-worktree/` or `worktrees/<id>/`

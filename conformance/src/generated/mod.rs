@@ -5,6 +5,7 @@
 //! ([`minimize`]), cases × gits run and reported ([`run`], [`report`]) and turned into CI
 //! test results ([`ci_tests`]).
 
+pub mod batch;
 pub mod case;
 pub mod casedir;
 pub mod ci_tests;

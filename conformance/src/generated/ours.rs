@@ -84,6 +84,22 @@ pub fn apply(
             message,
             create_reflog,
         } => txn(db, updates, message, *create_reflog, committer, objects),
+        Op::BatchTxn {
+            updates,
+            message,
+            create_reflog,
+        } => batch(db, updates, message, *create_reflog, committer, objects).map(drop),
+        Op::RefsCommand {
+            updates,
+            message,
+            create_reflog,
+        } => txn(db, updates, message, *create_reflog, committer, objects),
+        Op::SymbolicRef {
+            name,
+            target,
+            message,
+        } => symbolic_ref(db, name, target, message, committer, objects),
+        Op::Push { updates } => txn(db, updates, Op::PUSH_MESSAGE, false, committer, objects),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {
@@ -148,6 +164,80 @@ pub(crate) fn txn(
         .collect();
     db.transaction(&upd, committer, objects)
         .map_err(|e| our_refusal(&e))
+}
+
+/// `update-ref --batch-updates` on `db`: the library has no batch mode, so each update goes
+/// through update-ref's parser check and the library's checks on its own (prepared and
+/// dropped: nothing is listed), and those that pass are one transaction. The rejected
+/// updates (index and refusal), or the refusal of the transaction of the others.
+pub(crate) fn batch(
+    db: &mut RefDb,
+    updates: &[Update],
+    message: &str,
+    create_reflog: bool,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<Vec<(usize, Refused)>, Refused> {
+    let mut rejected = Vec::new();
+    let mut passed = Vec::new();
+    for (i, u) in updates.iter().enumerate() {
+        let one = std::slice::from_ref(u);
+        let checked = parser_check(one).and_then(|()| {
+            let upd = u.to_ref_update(message, create_reflog);
+            db.prepare(std::slice::from_ref(&upd), committer, objects)
+                .map(drop)
+                .map_err(|e| our_refusal(&e))
+        });
+        match checked {
+            Ok(()) => passed.push(u.clone()),
+            Err(r) => rejected.push((i, r)),
+        }
+    }
+    txn(db, &passed, message, create_reflog, committer, objects)?;
+    Ok(rejected)
+}
+
+/// The update `git symbolic-ref name target` makes: `name` becomes a symref to `target`,
+/// without following `name` (refs.c `refs_update_symref`: `REF_NO_DEREF`, no old value).
+pub(crate) fn symbolic_ref_update(name: &str, target: &str) -> Update {
+    Update {
+        refname: name.to_string(),
+        new: Some(Value::Symref(target.to_string())),
+        old: None,
+        no_deref: true,
+    }
+}
+
+/// `git symbolic-ref`'s own checks before its update: `HEAD` only into `refs/`, a target
+/// with a valid name (builtin/symbolic-ref.c).
+pub(crate) fn symbolic_ref_check(name: &str, target: &str) -> Result<(), Refused> {
+    if name == "HEAD" && !target.starts_with("refs/") {
+        return Err(refused(
+            ErrClass::BadName,
+            "HEAD outside refs/ (git symbolic-ref)",
+        ));
+    }
+    if !is_valid_refname(target.as_bytes(), true) {
+        return Err(refused(
+            ErrClass::BadName,
+            "invalid target (git symbolic-ref)",
+        ));
+    }
+    Ok(())
+}
+
+/// `git symbolic-ref [-m message] name target`: its checks, then its update.
+pub(crate) fn symbolic_ref(
+    db: &mut RefDb,
+    name: &str,
+    target: &str,
+    message: &str,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<(), Refused> {
+    symbolic_ref_check(name, target)?;
+    let update = symbolic_ref_update(name, target);
+    txn(db, &[update], message, false, committer, objects)
 }
 
 /// update-ref's parser: it refuses invalid names (refs and symref targets) before the ref

@@ -60,6 +60,18 @@ pub const WORDINGS: &[Wording] = &[
     },
     Wording {
         class: BadName,
+        format: "Refusing to point HEAD outside of refs/",
+        versions: "*",
+        origin: "builtin/symbolic-ref.c cmd_symbolic_ref",
+    },
+    Wording {
+        class: BadName,
+        format: "Refusing to set '%s' to invalid ref '%s'",
+        versions: "*",
+        origin: "builtin/symbolic-ref.c cmd_symbolic_ref",
+    },
+    Wording {
+        class: BadName,
         format: "invalid ref format: %s",
         versions: "*",
         origin: "builtin/update-ref.c parse_refname / symref targets",

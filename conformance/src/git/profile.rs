@@ -29,8 +29,15 @@ pub struct Features {
     pub migrate_reflogs: bool,
     /// `git refs verify` (2.47).
     pub refs_verify: bool,
+    /// `git refs list` and `git refs exists` (2.52).
+    pub refs_list_exists: bool,
+    /// `git refs create`, `update`, `delete` (master after 2.55).
+    pub refs_writes: bool,
     /// `git update-ref --batch-updates` (2.50).
     pub batch_updates: bool,
+    /// `--batch-updates` rejects an update naming a non-commit for a branch on its own and
+    /// goes on (2.55; 2.50 to 2.54 check objects while reading the input and stop there).
+    pub batch_rejects_objects: bool,
     /// `git reflog drop` (2.50).
     pub reflog_drop: bool,
     /// `symref-create`, `symref-update`, `symref-delete`, `symref-verify` in
@@ -92,7 +99,10 @@ impl Profile {
             (f.refs_migrate, "refs migrate"),
             (f.migrate_reflogs, "refs migrate with reflogs"),
             (f.refs_verify, "refs verify"),
+            (f.refs_list_exists, "refs list/exists"),
+            (f.refs_writes, "refs create/update/delete"),
             (f.batch_updates, "--batch-updates"),
+            (f.batch_rejects_objects, "--batch-updates rejects objects"),
             (f.reflog_drop, "reflog drop"),
             (f.symref_commands, "symref-* commands"),
             (f.reftable_config, "reftable.* config"),
@@ -264,14 +274,20 @@ fn features(p: &Probe<'_>, repo: &Path) -> Result<Features, String> {
             .success(),
         refs_migrate: p.has(repo, &["refs", "migrate"], "git refs migrate"),
         refs_verify: p.has(repo, &["refs", "verify"], "git refs verify"),
+        refs_list_exists: p.has(repo, &["refs", "exists"], "git refs exists"),
+        refs_writes: p.has(repo, &["refs", "create"], "git refs create"),
         batch_updates: p.has(repo, &["update-ref"], "--batch-updates"),
         reflog_drop: p.has(repo, &["reflog", "drop"], "git reflog drop"),
         symref_commands,
         reftable_config: reftable_config(p)?,
         migrate_reflogs: false,
+        batch_rejects_objects: false,
     };
+    let tree = p.git.ok(repo, &["mktree"], "")?;
     Ok(Features {
         migrate_reflogs: features.refs_migrate && migrates_reflogs(p)?,
+        batch_rejects_objects: features.batch_updates
+            && batch_rejects_objects(p, repo, tree.trim()),
         ..features
     })
 }
@@ -391,6 +407,16 @@ fn symbolic_root_refs_listed(p: &Probe<'_>, repo: &Path) -> Result<bool, String>
         "",
     );
     Ok(listed.stdout.lines().any(|l| l == "ORIG_HEAD"))
+}
+
+/// Whether `update-ref --batch-updates` rejects a tree for a branch on its own and goes on.
+fn batch_rejects_objects(p: &Probe<'_>, repo: &Path, tree: &str) -> bool {
+    let o = p.run(
+        repo,
+        &["update-ref", "--stdin", "--batch-updates"],
+        &format!("update refs/heads/b {tree}\n"),
+    );
+    o.exit.success() && o.stdout.starts_with("rejected refs/heads/b ")
 }
 
 /// Whether a `tables.list` without its final newline makes the stack unreadable.

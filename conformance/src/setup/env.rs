@@ -122,9 +122,10 @@ pub(crate) fn init_repo(
     let hash = opts.hash();
     crate::stack_files::copy_dir(env.template(format, hash), dir, None)?;
     write_alternates(&dir.join(".git"), &env.pool(hash).objects_dir)?;
-    // git reads later sections over earlier ones.
+    // git reads later sections over earlier ones. No maintenance after a push
+    // (`receive.autogc`): from 2.5x it packs the refs, which the case does not ask for.
     let config = format!(
-        "[reftable]\n\tblockSize = {}\n\trestartInterval = {}\n\tindexObjects = {}\n[core]\n\tlogAllRefUpdates = {}\n",
+        "[reftable]\n\tblockSize = {}\n\trestartInterval = {}\n\tindexObjects = {}\n[core]\n\tlogAllRefUpdates = {}\n[receive]\n\tautogc = false\n",
         opts.block_size,
         opts.restart_interval,
         opts.index_objects,

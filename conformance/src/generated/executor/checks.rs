@@ -317,7 +317,7 @@ impl Executor<'_> {
                 return self.result;
             }
         }
-        if !self.check_reflog_positions(&ours, step_end) {
+        if !self.check_reflog_positions(&ours, step_end) || !self.check_refs_exists(step_end) {
             return self.result;
         }
         self.count(Check::GitReadsOurs);

@@ -3,9 +3,11 @@
 //! `checks.rs`, `lookups.rs` and `expiry.rs`, the `update-ref --stdin` processes in
 //! `coprocs.rs`.
 
+mod batch;
 mod checks;
 mod coprocs;
 mod expiry;
+mod filtered;
 mod lookups;
 mod reads;
 mod steps;
@@ -235,18 +237,8 @@ impl<'e> Executor<'e> {
     pub fn step(&mut self, op: Op) {
         self.result.ops.push(op.clone());
         self.touched = op.touched_refs();
-        if let Op::Txn {
-            message,
-            create_reflog,
-            ..
-        }
-        | Op::WorktreeTxn {
-            message,
-            create_reflog,
-            ..
-        } = &op
-        {
-            self.tick = self.update_refs.tick(message, *create_reflog);
+        if let Some((message, create_reflog)) = op.clocked() {
+            self.tick = self.update_refs.tick(message, create_reflog);
         }
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;

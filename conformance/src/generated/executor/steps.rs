@@ -44,6 +44,22 @@ impl Executor<'_> {
                 message,
                 create_reflog,
             } => self.run_worktree_txn(updates, message, *create_reflog),
+            Op::BatchTxn {
+                updates,
+                message,
+                create_reflog,
+            } => self.run_batch(updates, message, *create_reflog),
+            Op::RefsCommand {
+                updates,
+                message,
+                create_reflog,
+            } => self.run_git_txn(op, updates, message, *create_reflog),
+            Op::SymbolicRef {
+                name,
+                target,
+                message,
+            } => self.run_symbolic_ref(op, name, target, message),
+            Op::Push { updates } => self.run_git_txn(op, updates, Op::PUSH_MESSAGE, false),
             Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
             Op::ReflogDelete {
                 refname,
@@ -66,20 +82,13 @@ impl Executor<'_> {
     /// library's rename or copy, and for a rename of `HEAD`'s branch the symref update of
     /// `HEAD` that follows it.
     fn run_branch(&mut self, old: &str, new: &str, copy: bool, force: bool) -> Outcomes {
-        let repo = self.repo.path().to_path_buf();
         let op = Op::Branch {
             old: old.into(),
             new: new.into(),
             copy,
             force,
         };
-        let (args, _) = crate::finding::script::git_invocation(&op);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = self
-            .env
-            .git
-            .run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
-        let git_res = self.git_verdict(out)?;
+        let git_res = self.git_command_verdict(&op)?;
         let oldref = format!("refs/heads/{old}");
         let newref = format!("refs/heads/{new}");
         let message = ours::branch_message(&oldref, &newref, copy);
@@ -142,6 +151,54 @@ impl Executor<'_> {
         Some((git_res, ours_res, Some(model_res)))
     }
 
+    /// `op`, a git command that makes one transaction of `updates` (`git refs
+    /// create|update|delete`, `git push --atomic .`, `git symbolic-ref`), against the same
+    /// transaction on us and on the model.
+    fn run_git_txn(
+        &mut self,
+        op: &Op,
+        updates: &[Update],
+        message: &str,
+        create_reflog: bool,
+    ) -> Outcomes {
+        let git_res = self.git_command_verdict(op)?;
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
+        let time = BASE_TIME + 60 * self.tick;
+        let mut trial = self.model.clone();
+        let model_res = trial.transaction(updates, message, create_reflog, time, &objects);
+        self.model_trial = Some(trial);
+        let c = self.committer();
+        let ours_res = ours::txn(&mut self.db, updates, message, create_reflog, &c, &objects);
+        if git_res.is_ok() {
+            self.twin_apply(updates, message);
+        }
+        Some((git_res, ours_res, Some(model_res)))
+    }
+
+    /// git's verdict on `op` run as the reproducers run it ([`git_invocation`]), at the
+    /// step's time, with the case's auto-compaction.
+    ///
+    /// [`git_invocation`]: crate::finding::script::git_invocation
+    fn git_command_verdict(&mut self, op: &Op) -> Option<Result<(), Refused>> {
+        let (args, _) = crate::finding::script::git_invocation(op);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let repo = self.repo.path().to_path_buf();
+        let out = (self.env.git).run_auto(&repo, &argv, "", self.tick, self.opts.auto_compaction);
+        self.git_verdict(out)
+    }
+
+    /// `git symbolic-ref name target`: its own checks on us (the model has no say when they
+    /// refuse), then its update as any one-transaction command.
+    fn run_symbolic_ref(&mut self, op: &Op, name: &str, target: &str, message: &str) -> Outcomes {
+        if let Err(refusal) = ours::symbolic_ref_check(name, target) {
+            let git_res = self.git_command_verdict(op)?;
+            return Some((git_res, Err(refusal), None));
+        }
+        let updates = [ours::symbolic_ref_update(name, target)];
+        self.run_git_txn(op, &updates, message, false)
+    }
+
     /// git's verdict on `lines` through the `update-ref` process `which` (see
     /// [`Executor::git_txn`]); `None` when git crashed or hung.
     pub(crate) fn git_txn_verdict(
@@ -200,7 +257,7 @@ impl Executor<'_> {
 
     /// Apply a transaction git applied to the twin, retiring the twin when the files
     /// backend cannot hold the result.
-    fn twin_apply(&mut self, updates: &[Update], message: &str) {
+    pub(super) fn twin_apply(&mut self, updates: &[Update], message: &str) {
         self.twin_changed = true;
         if let Some((_, twin)) = &self.twin {
             if let Err(e) = twin.apply(updates, message) {
