@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use reftable::codec::block::BlockInfo;
 
 use reftable::codec::format::BlockType;
+use reftable::fsck::{show_bytes, show_log_key};
 use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
 use reftable::{IndexRecord, ObjRecord, Record, RefRecord, Table};
@@ -16,7 +17,7 @@ use reftable::{IndexRecord, ObjRecord, Record, RefRecord, Table};
 use crate::error::{CliError, CliResult};
 use crate::path::{self, Target};
 use crate::scratch::Scratch;
-use crate::text::{show_bytes, show_log_key, write_log, write_ref};
+use crate::text::{write_log, write_ref};
 use reftable::walk::{self, DecodedRecord as Decoded};
 
 /// The name of a block type.

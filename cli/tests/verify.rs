@@ -326,6 +326,7 @@ fn write_verify_inputs() {
         std::fs::write(tables.join(format!("flipped-{i:04}.ref")), c).unwrap();
     }
     std::fs::write(tables.join("objs.ref"), objs_table_with_bad_record()).unwrap();
+    write_index_flips(&tables);
     for (i, brk) in stack_breakages().into_iter().enumerate() {
         let case = root.join(format!("stack-{i}"));
         let (dir, names) = stack_copy(&case);
@@ -360,6 +361,36 @@ fn write_verify_inputs() {
     let _ = names;
     for e in walkdir(root) {
         made_long_ago(&e);
+    }
+}
+
+/// Byte flips in a table with every section and multi-level indexes (small-blocks-r1):
+/// around each index position and the obj section's start, and across the whole table.
+fn write_index_flips(out: &Path) {
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "small-blocks-r1")
+        .unwrap();
+    let path = case.stack().join(&case.tables[0]);
+    let b = std::fs::read(&path).unwrap();
+    let info = *reftable::Table::open(&path).unwrap().info();
+    let mut at: Vec<usize> = (0..b.len()).step_by(211).collect();
+    for start in [
+        info.refs.index_offset,
+        info.objs.offset,
+        info.objs.index_offset,
+        info.logs.index_offset,
+    ] {
+        let start = start as usize;
+        at.extend((start..(start + 600).min(b.len())).step_by(11));
+    }
+    at.sort();
+    at.dedup();
+    for i in at {
+        let mut c = b.clone();
+        c[i] ^= 0x5a;
+        fix_crc(&mut c, 68);
+        std::fs::write(out.join(format!("indexed-{i:06}.ref")), c).unwrap();
     }
 }
 

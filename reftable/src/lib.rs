@@ -103,6 +103,7 @@ macro_rules! planted {
 mod bytes;
 pub mod codec;
 mod error;
+pub mod fsck;
 mod hash;
 mod leaf_index;
 mod lock;
@@ -114,6 +115,7 @@ pub mod stack_reader;
 pub mod stale;
 mod stats;
 pub mod table;
+mod tables_list;
 #[cfg(reftable_test_hooks)]
 pub mod test_hooks;
 pub mod walk;

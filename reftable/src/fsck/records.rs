@@ -1,70 +1,18 @@
-//! Per-record checks: keys in order, record contents, and what the table-wide checks need
-//! (last keys of blocks, index entries, obj records, object ids of refs).
+//! Per-record checks: keys in order, record contents, and collecting what the table-wide
+//! checks need (last keys of blocks, index entries, obj records, object ids of refs).
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 
-use reftable::codec::block::BlockInfo;
-use reftable::codec::format::BlockType;
-use reftable::refdb::is_existence_marker;
-use reftable::refname::is_valid_refname;
-use reftable::walk::{self, DecodedRecord};
-use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
-
-use super::objs::ObjCheck;
-use super::{SectionRange, TableChecker};
-use crate::text::{hex, show_bytes, show_log_key};
-
-/// A key, remembered compactly: its hash and length, and its start for messages.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct KeySig {
-    pub(super) hash: u64,
-    pub(super) len: usize,
-    pub(super) shown: String,
-}
-
-impl KeySig {
-    pub(super) fn new(key: &[u8], log_keys: bool) -> KeySig {
-        let mut h = DefaultHasher::new();
-        key.hash(&mut h);
-        KeySig {
-            hash: h.finish(),
-            len: key.len(),
-            shown: if log_keys {
-                show_log_key(key)
-            } else {
-                show_bytes(key, 100)
-            },
-        }
-    }
-
-    pub(super) fn same(&self, other: &KeySig) -> bool {
-        self.hash == other.hash && self.len == other.len
-    }
-}
-
-/// An index entry: the key it promises and the block it points at.
-#[derive(Clone, Debug)]
-pub(super) struct IndexEntry {
-    pub(super) key: KeySig,
-    pub(super) target: u64,
-    /// Where the entry is, for messages.
-    pub(super) block: BlockInfo,
-    pub(super) at: usize,
-}
-
-/// What the record checks of a table collect for the checks that need the whole table.
-#[derive(Default)]
-pub(super) struct Collected {
-    /// Last key of every block that decoded completely, by block offset.
-    pub(super) last_keys: BTreeMap<u64, KeySig>,
-    /// Index entries by index block offset.
-    pub(super) index: BTreeMap<u64, Vec<IndexEntry>>,
-    /// The refs' object id prefixes (`obj_id_len` bytes) and ref blocks, checked against
-    /// the obj records block by block.
-    pub(super) obj: ObjCheck,
-}
+use super::checker::{SectionRange, TableChecker};
+use super::collected::{IndexEntry, KeySig};
+use super::finding::FindingKind;
+use super::shown::{hex, show_bytes, show_log_key};
+use crate::codec::block::BlockInfo;
+use crate::codec::format::BlockType;
+use crate::codec::record::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
+use crate::refdb::is_existence_marker;
+use crate::refname::is_valid_refname;
+use crate::walk::{self, DecodedRecord};
 
 /// Keys of the data blocks of one section, carried from block to block.
 #[derive(Default)]
@@ -154,11 +102,11 @@ impl TableChecker<'_> {
                     .insert(b.offset, KeySig::new(&order.prev, log));
             }
             for (at, what) in issues {
-                self.r.in_block(b, at, &what);
+                self.r.in_block(FindingKind::Record, b, at, &what);
             }
             if let Some((at, msg)) = err {
-                self.r
-                    .in_block(b, at, &format!("cannot decode record: {msg}"));
+                let what = format!("cannot decode record: {msg}");
+                self.r.in_block(FindingKind::Record, b, at, &what);
             }
             self.restarts(b, data, &starts, err.map(|(at, _)| at));
             if b.block_type == BlockType::Obj {
