@@ -4,11 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use reftable::refname::{autocreates_reflog, is_pseudoref, is_safe_refname, is_valid_refname};
+use reftable::refname::{autocreates_reflog, is_pseudoref, is_safe_refname};
 use reftable::ObjectId;
 
 use serde::{Deserialize, Serialize};
 
+use crate::git_rules::{model_reflog_message, model_refname_ok};
 use crate::ops::{LogRefsOpt, Update, Value};
 
 /// A ref's value in the model.
@@ -196,7 +197,7 @@ struct Step {
 }
 
 fn normalize(msg: &str) -> Vec<u8> {
-    reftable::refdb::normalize_message(msg.as_bytes())
+    model_reflog_message(msg.as_bytes())
 }
 
 impl Model {
@@ -312,12 +313,12 @@ impl Model {
                 None => false,
             };
             let ok = if new_is_value {
-                is_valid_refname(u.refname.as_bytes(), true)
+                model_refname_ok(u.refname.as_bytes(), true)
             } else {
                 is_safe_refname(u.refname.as_bytes())
             };
             let targets_ok = [&u.new, &u.old].into_iter().flatten().all(|v| match v {
-                Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
+                Value::Symref(t) => model_refname_ok(t.as_bytes(), true),
                 Value::Oid(_) => true,
             });
             if !ok || !targets_ok || is_pseudoref(u.refname.as_bytes()) {
