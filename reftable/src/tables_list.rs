@@ -33,34 +33,58 @@ pub(crate) enum ListEntry<'a> {
     Duplicate(&'a str),
 }
 
-/// The non-empty lines of `content`, each classified; a last line without its newline is
-/// a line like any other (see [`ends_without_newline`]).
-pub(crate) fn list_lines(content: &[u8]) -> Vec<ListLine<'_>> {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut out = Vec::new();
-    let mut offset = 0u64;
-    for (i, bytes) in content.split(|&b| b == b'\n').enumerate() {
-        let line_offset = offset;
-        offset += bytes.len() as u64 + 1;
-        if bytes.is_empty() {
-            continue;
-        }
-        let entry = match std::str::from_utf8(bytes) {
-            Err(_) => ListEntry::NotUtf8,
-            Ok(n) if n.contains(['/', '\\', '\0']) || n == "." || n == ".." => {
-                ListEntry::NotAFileName(n)
-            }
-            Ok(n) if !seen.insert(n) => ListEntry::Duplicate(n),
-            Ok(n) => ListEntry::Name(n),
-        };
-        out.push(ListLine {
-            number: i + 1,
-            offset: line_offset,
-            bytes,
-            entry,
-        });
+/// The non-empty lines of `content`, each classified, one at a time (a list can name
+/// thousands of tables); a last line without its newline is a line like any other (see
+/// [`ends_without_newline`]).
+pub(crate) fn list_lines(content: &[u8]) -> ListLines<'_> {
+    ListLines {
+        rest: content,
+        offset: 0,
+        number: 0,
+        seen: HashSet::new(),
     }
-    out
+}
+
+/// The iterator [`list_lines`] returns.
+#[derive(Debug)]
+pub(crate) struct ListLines<'a> {
+    rest: &'a [u8],
+    offset: u64,
+    number: usize,
+    seen: HashSet<&'a str>,
+}
+
+impl<'a> Iterator for ListLines<'a> {
+    type Item = ListLine<'a>;
+
+    fn next(&mut self) -> Option<ListLine<'a>> {
+        while !self.rest.is_empty() {
+            let end = self.rest.iter().position(|&b| b == b'\n');
+            let bytes = &self.rest[..end.unwrap_or(self.rest.len())];
+            self.rest = &self.rest[end.map_or(self.rest.len(), |e| e + 1)..];
+            let offset = self.offset;
+            self.offset += bytes.len() as u64 + 1;
+            self.number += 1;
+            if bytes.is_empty() {
+                continue;
+            }
+            let entry = match std::str::from_utf8(bytes) {
+                Err(_) => ListEntry::NotUtf8,
+                Ok(n) if n.contains(['/', '\\', '\0']) || n == "." || n == ".." => {
+                    ListEntry::NotAFileName(n)
+                }
+                Ok(n) if !self.seen.insert(n) => ListEntry::Duplicate(n),
+                Ok(n) => ListEntry::Name(n),
+            };
+            return Some(ListLine {
+                number: self.number,
+                offset,
+                bytes,
+                entry,
+            });
+        }
+        None
+    }
 }
 
 /// Whether a non-empty `tables.list` lacks its final newline (git before 2.52 accepts it,
@@ -160,7 +184,7 @@ mod tests {
 
     #[test]
     fn lines_classified_with_offsets() {
-        let lines = list_lines(b"a.ref\n\n../b\n\xff\na.ref\nc.ref");
+        let lines: Vec<ListLine<'_>> = list_lines(b"a.ref\n\n../b\n\xff\na.ref\nc.ref").collect();
         let got: Vec<(usize, u64, &ListEntry<'_>)> = lines
             .iter()
             .map(|l| (l.number, l.offset, &l.entry))
