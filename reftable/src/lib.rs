@@ -27,6 +27,7 @@
 //!   (`.git/worktrees/<id>/reftable`, per-worktree refs) and the common one, with git's rules
 //!   for which ref lives where.
 //! - Single tables: [`Table`] to read, [`Writer`] to write; [`MergedTable`] for several.
+//! - Checking a table or a stack deeply, every problem with its file and offset: [`fsck`].
 //! - Looking inside tables (dumps, verifiers, fuzzers): [`walk`] and the [`codec`] layer.
 //!
 //! The read path, one module a step, each using only those before it: [`codec`]
