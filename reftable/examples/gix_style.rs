@@ -249,8 +249,10 @@ fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     )?;
     let update = RefUpdate::new(
         main,
-        Some(reftable::refdb::NewValue::Object(from_oid(&second))),
-        reftable::refdb::Expected::Object(from_oid(&first)),
+        Some(reftable::refdb::NewValue::Set(reftable::Target::Object(
+            from_oid(&second),
+        ))),
+        reftable::refdb::Expected::Is(reftable::Target::Object(from_oid(&first))),
     )
     .message("commit: second");
     db.transaction(&[update], &me, &AssumeCommits)?;

@@ -117,6 +117,7 @@ pub mod stale;
 mod stats;
 pub mod table;
 mod tables_list;
+mod target;
 #[cfg(reftable_test_hooks)]
 pub mod test_hooks;
 pub mod walk;
@@ -134,6 +135,7 @@ pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, Table
 pub use stack_reader::StackReader;
 pub use stats::Stats;
 pub use table::{Table, TableInfo, TableIter};
+pub use target::Target;
 pub use walk::BlockWalk;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};
 

@@ -10,6 +10,7 @@ use std::fmt;
 use crate::codec::format::BlockType;
 use crate::codec::varint;
 use crate::hash::ObjectId;
+use crate::target::Target;
 
 /// What a record's value is decoded against: the table's object id size and the update index
 /// that ref records are stored relative to.
@@ -239,6 +240,28 @@ pub enum RefValue {
     },
     /// A symbolic ref and its target name (value type 3).
     Symref(Vec<u8>),
+}
+
+impl RefValue {
+    /// What the ref points at; `None` for a tombstone. A peeled tag's target is the tag
+    /// object (the peeled id is [`RefRecord::peeled_id`]'s).
+    pub fn target(&self) -> Option<Target> {
+        match self {
+            RefValue::Deletion => None,
+            RefValue::Object(id) | RefValue::Peeled { object: id, .. } => Some(Target::Object(*id)),
+            RefValue::Symref(t) => Some(Target::Symref(t.clone())),
+        }
+    }
+}
+
+impl From<Target> for RefValue {
+    /// An object id as value type 1, a symref as value type 3.
+    fn from(t: Target) -> RefValue {
+        match t {
+            Target::Object(id) => RefValue::Object(id),
+            Target::Symref(name) => RefValue::Symref(name),
+        }
+    }
 }
 
 /// A ref record: a ref name, the update index that wrote it, and its value.

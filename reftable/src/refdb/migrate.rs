@@ -46,9 +46,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::hash::ObjectId;
 /// Moved to [`crate::refname`]; kept here so that `refdb::migrate::is_root_ref` still works.
 pub use crate::refname::is_root_ref;
+use crate::target::Target;
 
 use super::files::{io, path_of, write_log_line};
-pub use super::files::{FilesLogEntry, FilesRefs, FilesValue};
+pub use super::files::{FilesLogEntry, FilesRefs};
 use super::objects::{ObjectKind, ObjectLookup};
 use super::reflog::{is_existence_marker, normalize_message};
 use super::RefDb;
@@ -95,8 +96,8 @@ fn ref_values(files: &FilesRefs, objects: &dyn ObjectLookup) -> Result<Vec<(Vec<
     let mut refs = Vec::with_capacity(files.refs.len());
     for (name, v) in &files.refs {
         let value = match v {
-            FilesValue::Symref(t) => RefValue::Symref(t.clone()),
-            FilesValue::Object(id) => match objects.lookup(id) {
+            Target::Symref(t) => RefValue::Symref(t.clone()),
+            Target::Object(id) => match objects.lookup(id) {
                 Ok(ObjectKind::Tag { peeled }) => RefValue::Peeled {
                     object: *id,
                     peeled,

@@ -34,7 +34,7 @@ pub mod transaction;
 pub mod update;
 pub mod worktree;
 
-pub use migrate::{FilesLogEntry, FilesRefs, FilesValue};
+pub use migrate::{FilesLogEntry, FilesRefs};
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
 pub use read::LiveRefs;
 pub use reflog::{is_existence_marker, normalize_message, Expired, ReflogEntries};
