@@ -31,7 +31,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut branches = LiveRefs::with_prefix(stack.merged(), b"refs/heads/")?;
     let mut out = std::io::stdout().lock();
     let mut hex = [0u8; 64];
-    while let Some(r) = branches.next_ref()? {
+    while let Some(r) = branches.next_record()? {
         out.write_all(&r.refname)?;
         match r.value.target().expect("LiveRefs skips tombstones") {
             Target::Object(id) => {

@@ -116,7 +116,7 @@ fn for_each_reference(
     mut each: impl FnMut(Reference<'_>),
 ) -> reftable::Result<()> {
     let mut refs = LiveRefs::with_prefix(stack.merged(), prefix)?;
-    while let Some(r) = refs.next_ref()? {
+    while let Some(r) = refs.next_record()? {
         if let Some(reference) = to_reference(r) {
             each(reference);
         }

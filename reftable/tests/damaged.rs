@@ -42,7 +42,7 @@ fn read_all(stack: &Path, hash: HashId) -> Vec<String> {
     let mut names = Vec::new();
     match db.refs() {
         Ok(mut it) => loop {
-            match it.next_ref() {
+            match it.next_record() {
                 Ok(Some(r)) => names.push(r.refname.clone()),
                 Ok(None) => break,
                 Err(e) => {

@@ -172,7 +172,7 @@ impl RefDb {
     fn export_refs(&self, git_dir: &Path, objects: &dyn ObjectLookup) -> Result<()> {
         let mut packed = b"# pack-refs with: peeled fully-peeled sorted \n".to_vec();
         let mut refs = self.refs()?;
-        while let Some(r) = refs.next_ref()? {
+        while let Some(r) = refs.next_record()? {
             match &r.value {
                 RefValue::Symref(t) => {
                     write_file(git_dir, &r.refname, &[b"ref: ", &t[..], b"\n"].concat())?

@@ -55,7 +55,7 @@ pub fn is_existence_marker(l: &LogRecord) -> bool {
 }
 
 /// The entries of one reflog, newest first, without tombstones and existence markers.
-/// [`ReflogEntries::next_entry`] lends each record; the [`Iterator`] implementation clones.
+/// [`ReflogEntries::next_record`] lends each record; the [`Iterator`] implementation clones.
 #[derive(Debug)]
 pub struct ReflogEntries {
     it: MergedIter<LogRecord>,
@@ -81,7 +81,7 @@ impl ReflogEntries {
     }
 
     /// The next entry, borrowed until the next call.
-    pub fn next_entry(&mut self) -> Result<Option<&LogRecord>> {
+    pub fn next_record(&mut self) -> Result<Option<&LogRecord>> {
         if self.done {
             return Ok(None);
         }
@@ -102,7 +102,7 @@ impl Iterator for ReflogEntries {
     type Item = Result<LogRecord>;
 
     fn next(&mut self) -> Option<Result<LogRecord>> {
-        self.next_entry().map(|r| r.cloned()).transpose()
+        self.next_record().map(|r| r.cloned()).transpose()
     }
 }
 

@@ -379,7 +379,7 @@ impl WorktreeRefDb {
 
 /// The live refs a linked worktree sees, in name order: its own stack's records and the
 /// common stack's shared refs, merged (git's `ref_iterator_select`). Each record is lent by
-/// [`WorktreeRefs::next_ref`]; the [`Iterator`] implementation clones it.
+/// [`WorktreeRefs::next_record`]; the [`Iterator`] implementation clones it.
 #[derive(Debug)]
 pub struct WorktreeRefs {
     own: LiveRefs,
@@ -391,12 +391,12 @@ pub struct WorktreeRefs {
 
 impl WorktreeRefs {
     /// The next live ref, borrowed until the next call.
-    pub fn next_ref(&mut self) -> Result<Option<&RefRecord>> {
+    pub fn next_record(&mut self) -> Result<Option<&RefRecord>> {
         if self.own_next.is_none() {
-            self.own_next = self.own.next_ref()?.cloned();
+            self.own_next = self.own.next_record()?.cloned();
         }
         while self.common_next.is_none() {
-            match self.common.next_ref()? {
+            match self.common.next_record()? {
                 None => break,
                 Some(r) if matches!(parse_worktree_ref(&r.refname), WorktreeRef::Shared(_)) => {
                     self.common_next = Some(r.clone());
@@ -423,7 +423,7 @@ impl Iterator for WorktreeRefs {
     type Item = Result<RefRecord>;
 
     fn next(&mut self) -> Option<Result<RefRecord>> {
-        self.next_ref().map(|r| r.cloned()).transpose()
+        self.next_record().map(|r| r.cloned()).transpose()
     }
 }
 
