@@ -9,10 +9,11 @@ use std::process::ExitCode;
 use reftable::codec::block::BlockInfo;
 
 use reftable::codec::format::BlockType;
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
 use reftable::fsck::{show_bytes, show_log_key};
 use reftable::refdb::is_existence_marker;
 use reftable::table::Section;
-use reftable::{IndexRecord, ObjRecord, Record, RefRecord, Table};
+use reftable::{RefRecord, Table};
 
 use crate::error::{CliError, CliResult};
 use crate::path::{self, Target};

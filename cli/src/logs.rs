@@ -9,8 +9,9 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use reftable::merged::MergedIter;
 use reftable::refdb::is_existence_marker;
-use reftable::{LogRecord, LogValue, MergedIter};
+use reftable::{LogRecord, LogValue};
 use serde::Serialize;
 
 use crate::error::CliResult;

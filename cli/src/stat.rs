@@ -9,10 +9,11 @@ use std::process::ExitCode;
 use reftable::codec::block::BlockInfo;
 
 use reftable::codec::format::BlockType;
+use reftable::codec::record::{IndexRecord, Record};
 use reftable::refdb::is_existence_marker;
 use reftable::stack::suggest_compaction_segment;
 use reftable::walk::{for_each_record, for_each_record_in, locate};
-use reftable::{IndexRecord, Record, RefRecord, Table};
+use reftable::{RefRecord, Table};
 
 use crate::error::CliResult;
 use crate::path::{self, Target};

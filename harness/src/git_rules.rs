@@ -39,7 +39,8 @@ fn byte_class(b: u8) -> Byte {
 ///
 /// 1. no component (the parts between `/`) is empty (so no leading or trailing `/`, no
 ///    `//`), starts with `.` or ends with `.lock`;
-/// 2. no `..`, no `@{`, no byte [`Byte::Never`] names;
+/// 2. no `..`, no `@{`, no control byte (below 0x20, DEL), space, `:` `?` `[` `\` `^` `~`
+///    or `*`;
 /// 3. the name does not end with `.` and is not the single character `@`;
 /// 4. at least two components, unless `allow_onelevel` (as for `HEAD`).
 ///

@@ -123,20 +123,18 @@ pub mod test_hooks;
 pub mod walk;
 mod writer;
 
-pub use codec::format::MAX_BLOCK_SIZE;
-pub use codec::record::{
-    IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
-};
+// The everyday types; the rest of each layer is reached through its module (`codec`,
+// `table`, `merged`, `stack`, `walk`), once.
+pub use codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 pub use error::{Error, ErrorKind, RefState, Refusal, Result};
 pub use hash::{HashId, ObjectId};
-pub use merged::{MergedIter, MergedTable};
+pub use merged::MergedTable;
 pub use refdb::{Committer, RefDb, RefDbOptions, RefUpdate};
-pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
+pub use stack::{Stack, StackOptions};
 pub use stack_reader::StackReader;
 pub use stats::Stats;
-pub use table::{Table, TableInfo, TableIter};
+pub use table::Table;
 pub use target::Target;
-pub use walk::BlockWalk;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};
 
 /// The README's Rust examples, compiled and run as doctests so they stay true.

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use reftable::codec::record::Record;
 use reftable::{
-    HashId, LogRecord, LogValue, MergedTable, Record, RefRecord, RefValue, Table, WriteOptions,
-    Writer,
+    HashId, LogRecord, LogValue, MergedTable, RefRecord, RefValue, Table, WriteOptions, Writer,
 };
 
 fn repos() -> PathBuf {

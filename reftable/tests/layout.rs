@@ -27,10 +27,13 @@ fn git_block_iterator_vector() {
             let n = match b.block_type {
                 BlockType::Ref => table.block_records::<RefRecord>(b).unwrap().len(),
                 BlockType::Index => table
-                    .block_records::<reftable::IndexRecord>(b)
+                    .block_records::<reftable::codec::record::IndexRecord>(b)
                     .unwrap()
                     .len(),
-                BlockType::Obj => table.block_records::<reftable::ObjRecord>(b).unwrap().len(),
+                BlockType::Obj => table
+                    .block_records::<reftable::codec::record::ObjRecord>(b)
+                    .unwrap()
+                    .len(),
                 _ => unreachable!(),
             };
             (b.block_type.byte(), n, b.restart_count)

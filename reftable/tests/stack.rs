@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
+use reftable::codec::record::Record;
+use reftable::stack::LogExpiry;
 use reftable::{
-    ErrorKind, HashId, LogExpiry, LogRecord, LogUpdate, LogValue, ObjectId, Record, RefRecord,
-    RefValue, Stack, StackOptions, WriteOptions,
+    ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Stack,
+    StackOptions, WriteOptions,
 };
 
 fn oid(b: u8) -> ObjectId {

@@ -3,7 +3,9 @@
 //! `suppress_deletions`: full iteration, seeks, exact lookups and reflogs.
 
 use arbitrary::Arbitrary;
-use reftable::{MergedIter, MergedTable, Record, Result, Stats};
+use reftable::codec::record::Record;
+use reftable::merged::MergedIter;
+use reftable::{MergedTable, Result, Stats};
 
 use crate::build::TableRecords;
 use crate::inputs::{FuzzLog, FuzzOptions, FuzzRef, Name};

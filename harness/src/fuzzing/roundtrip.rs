@@ -10,7 +10,9 @@ use reftable::codec::format::BlockType;
 use std::collections::BTreeSet;
 
 use arbitrary::Arbitrary;
-use reftable::{IndexRecord, LogRecord, ObjRecord, ObjectId, Record, RefRecord, Table, TableIter};
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
+use reftable::table::TableIter;
+use reftable::{LogRecord, ObjectId, RefRecord, Table};
 
 use crate::build::TableRecords;
 use crate::inputs::{FuzzLog, FuzzOptions, FuzzRef, Name};

@@ -9,7 +9,8 @@
 //! Work and memory are bounded by the bytes of the *listed* tables: a list may name one
 //! file many times, and each listing is a table of its own.
 
-use reftable::{LogRecord, MergedTable, Record, RefRecord, Result, StackReader, Stats, Table};
+use reftable::codec::record::Record;
+use reftable::{LogRecord, MergedTable, RefRecord, Result, StackReader, Stats, Table};
 
 use crate::model::StackModel;
 use crate::stack_input::StackInput;

@@ -267,7 +267,8 @@ impl From<Target> for RefValue {
 /// A ref record: a ref name, the update index that wrote it, and its value.
 ///
 /// ```
-/// use reftable::{ObjectId, Record, RefRecord, RefValue};
+/// use reftable::codec::record::Record;
+/// use reftable::{ObjectId, RefRecord, RefValue};
 /// let r = RefRecord::new("refs/heads/main", 1, RefValue::Object(ObjectId::null(Default::default())));
 /// assert_eq!(r.refname, b"refs/heads/main");
 /// assert!(!r.is_deletion());

@@ -45,7 +45,7 @@ use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, Re
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::ObjectId;
 /// Moved to [`crate::refname`]; kept here so that `refdb::migrate::is_root_ref` still works.
-pub use crate::refname::is_root_ref;
+use crate::refname::is_root_ref;
 use crate::target::Target;
 
 use super::files::{io, path_of, write_log_line};

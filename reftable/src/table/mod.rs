@@ -24,6 +24,6 @@ mod seek;
 mod testing;
 
 pub(crate) use budget::Budget;
-pub use info::{parse_info, Section, TableInfo};
+pub use info::{Section, TableInfo};
 pub use iter::TableIter;
 pub use open::Table;
