@@ -11,7 +11,7 @@ use reftable::codec::block::BlockInfo;
 use reftable::codec::format::BlockType;
 use reftable::codec::record::{IndexRecord, ObjRecord, Record};
 use reftable::fsck::{show_bytes, show_log_key};
-use reftable::refdb::is_existence_marker;
+
 use reftable::table::Section;
 use reftable::{RefRecord, Table};
 
@@ -185,7 +185,7 @@ fn dump_blocks(
                 print_records(out, t, &b, data, (&mut scratch.log, line), |buf, d| {
                     buf.extend_from_slice(b"log ");
                     let _ = write_log(buf, d.rec);
-                    if is_existence_marker(d.rec) {
+                    if d.rec.is_existence_marker() {
                         buf.extend_from_slice(b"(existence marker)");
                     }
                 })?

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use reftable::merged::MergedIter;
-use reftable::refdb::is_existence_marker;
+
 use reftable::{LogRecord, LogValue};
 use serde::Serialize;
 
@@ -62,7 +62,7 @@ fn to_json(l: &LogRecord) -> Option<LogJson> {
 
 /// Whether `logs` shows the record: not a tombstone, not an existence marker.
 fn shown(l: &LogRecord) -> bool {
-    matches!(l.value, LogValue::Update(_)) && !is_existence_marker(l)
+    matches!(l.value, LogValue::Update(_)) && !l.is_existence_marker()
 }
 
 /// The next record, ending at the first record of another ref when `only` names one.

@@ -94,7 +94,7 @@ impl Snapshot {
                 continue;
             };
             let entries = s.logs.entry(lossy(&l.refname)).or_default();
-            if reftable::refdb::is_existence_marker(l) {
+            if l.is_existence_marker() {
                 continue;
             }
             entries.push(SLog::of(u));

@@ -15,7 +15,7 @@
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::{is_existence_marker, AssumeCommits, LiveRefs};
+use reftable::refdb::{AssumeCommits, LiveRefs};
 use reftable::{
     Committer, HashId, LogValue, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue,
     StackReader,
@@ -155,7 +155,7 @@ fn for_each_log_line(
         let LogValue::Update(u) = &l.value else {
             continue;
         };
-        if is_existence_marker(l) {
+        if l.is_existence_marker() {
             continue;
         }
         each(LogLine {

@@ -222,7 +222,12 @@ fn tombstones_and_full_compaction() {
     .unwrap();
     let m = st.merged();
     assert!(m.read_ref(b"a").unwrap().is_none());
-    assert!(m.read_log(b"a").unwrap().is_empty());
+    assert!(m
+        .read_log(b"a")
+        .unwrap()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .is_empty());
     // Iteration surfaces the tombstone.
     let all: Vec<RefRecord> = m.refs().unwrap().map(|r| r.unwrap()).collect();
     assert!(all[0].is_deletion());
@@ -282,15 +287,43 @@ fn reflog_expire() {
         min_update_index: 0,
     }))
     .unwrap();
-    assert!(st.merged().read_log(b"branch09").unwrap().is_empty());
-    assert_eq!(st.merged().read_log(b"branch11").unwrap().len(), 1);
+    assert!(st
+        .merged()
+        .read_log(b"branch09")
+        .unwrap()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .is_empty());
+    assert_eq!(
+        st.merged()
+            .read_log(b"branch11")
+            .unwrap()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+            .len(),
+        1
+    );
     st.compact_all(Some(&LogExpiry {
         time: 0,
         min_update_index: 15,
     }))
     .unwrap();
-    assert!(st.merged().read_log(b"branch14").unwrap().is_empty());
-    assert_eq!(st.merged().read_log(b"branch15").unwrap().len(), 1);
+    assert!(st
+        .merged()
+        .read_log(b"branch14")
+        .unwrap()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .is_empty());
+    assert_eq!(
+        st.merged()
+            .read_log(b"branch15")
+            .unwrap()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -315,6 +348,8 @@ fn log_normalize() {
         .merged()
         .read_log(b"a")
         .unwrap()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
         .iter()
         .map(|l| l.update().unwrap().message.clone())
         .collect();
@@ -526,7 +561,12 @@ fn many_additions_read_back() {
         let r = fresh.merged().read_ref(name.as_bytes()).unwrap().unwrap();
         assert_eq!(r.value_id(), Some(&oid(i as u8)));
         assert_eq!(r.update_index, i + 1);
-        let l = fresh.merged().read_log(name.as_bytes()).unwrap();
+        let l = fresh
+            .merged()
+            .read_log(name.as_bytes())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>();
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].update().unwrap().time, 1000 + i);
     }

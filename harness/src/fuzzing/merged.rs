@@ -105,7 +105,10 @@ pub fn merged_model(input: MergedInput) {
                 "read_ref {name:?} (suppress {suppress})"
             );
             assert_eq!(
-                merged.read_log(name).unwrap(),
+                merged
+                    .read_log(name)
+                    .and_then(|l| l.collect::<reftable::Result<Vec<_>>>())
+                    .unwrap(),
                 model.read_log(name),
                 "read_log {name:?}"
             );

@@ -139,7 +139,7 @@ fn read(input: &StackInput<'_>) -> (Stats, usize, u64) {
             assert_eq!(r.refname, *name);
             assert!(!r.is_deletion());
         }
-        let _ = merged.read_log(name);
+        let _ = merged.read_log(name).map(Iterator::count);
         passes += 4;
     }
     (total(&tables), listed, passes)

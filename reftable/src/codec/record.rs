@@ -479,6 +479,12 @@ impl LogRecord {
         }
     }
 
+    /// Whether this is a reflog existence marker (an update with both ids null), which git
+    /// writes for an empty reflog and hides from every reader, whatever its other fields.
+    pub fn is_existence_marker(&self) -> bool {
+        matches!(&self.value, LogValue::Update(u) if u.old_id.is_null() && u.new_id.is_null())
+    }
+
     /// The key of the newest possible entry of `refname`: where a reflog seek starts.
     pub fn seek_key(refname: &[u8], update_index: u64) -> Vec<u8> {
         let mut key = Vec::with_capacity(refname.len() + 9);

@@ -10,7 +10,6 @@ use super::shown::{hex, show_bytes, show_log_key};
 use crate::codec::block::BlockInfo;
 use crate::codec::format::BlockType;
 use crate::codec::record::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
-use crate::refdb::is_existence_marker;
 use crate::refname::is_valid_refname;
 use crate::walk::{self, DecodedRecord};
 
@@ -221,7 +220,7 @@ impl TableChecker<'_> {
                 }
                 if let LogValue::Update(u) = &l.value {
                     let m = &u.message;
-                    let marker = is_existence_marker(l);
+                    let marker = l.is_existence_marker();
                     let body = m.strip_suffix(b"\n");
                     let bad = match body {
                         None => !(m.is_empty() && marker),

@@ -51,7 +51,7 @@ use crate::target::Target;
 use super::files::{io, path_of, write_log_line};
 pub use super::files::{FilesLogEntry, FilesRefs};
 use super::objects::{ObjectKind, ObjectLookup};
-use super::reflog::{is_existence_marker, normalize_message};
+use super::reflog::normalize_message;
 use super::RefDb;
 
 impl RefDb {
@@ -207,7 +207,7 @@ impl RefDb {
                 entries.clear();
                 name.clone_from(&l.refname);
             }
-            if !l.is_deletion() && !is_existence_marker(l) {
+            if !l.is_deletion() && !l.is_existence_marker() {
                 entries.push(l.clone());
             }
         }

@@ -12,7 +12,7 @@
 //! - [`objects`]: what the caller tells transactions about objects ([`ObjectLookup`]);
 //! - [`read`]: reading refs ([`LiveRefs`]);
 //! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
-//! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]);
+//! - [`reflog`]: reflogs (lent as [`crate::merged::RefLog`]), expiry and pack-refs;
 //! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]);
 //! - [`migrate`]: refs and reflogs of git's files backend ([`FilesRefs::read`]) into a stack
 //!   ([`RefDb::import`]) and back ([`RefDb::export_files`]);
@@ -37,7 +37,7 @@ pub mod worktree;
 pub use migrate::{FilesLogEntry, FilesRefs};
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
 pub use read::LiveRefs;
-pub use reflog::{is_existence_marker, normalize_message, Expired, ReflogEntries};
+pub use reflog::{normalize_message, Expired};
 pub use transaction::PreparedTransaction;
 pub use update::{Expected, NewValue, RefUpdate};
 pub use worktree::{PreparedWorktreeTransaction, WorktreeRefDb, WorktreeRefs, WorktreeStack};

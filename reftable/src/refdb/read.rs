@@ -140,10 +140,11 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The live log records of `name` (entries and existence markers), newest first.
+    /// The live log records of `name` (entries and existence markers), newest first;
+    /// collected, for the writes that replace or tombstone each of them.
     pub(crate) fn live_logs(&self, name: &[u8]) -> Result<Vec<LogRecord>> {
         match self.route(name)? {
-            Some((m, n)) => m.read_log(n),
+            Some((m, n)) => m.read_log(n)?.collect(),
             None => Ok(Vec::new()),
         }
     }

@@ -5,7 +5,7 @@
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record};
 use crate::error::Result;
 use crate::hash::{HashId, ObjectId};
-use crate::merged::{MergedIter, MergedTable};
+use crate::merged::{MergedTable, RefLog};
 
 use super::RefDb;
 
@@ -48,64 +48,6 @@ pub(crate) fn existence_marker(name: &[u8], update_index: u64, hash: HashId) -> 
     }
 }
 
-/// Whether a log record is a reflog existence marker (both ids null). git hides such records
-/// from every reader, whatever their other fields.
-pub fn is_existence_marker(l: &LogRecord) -> bool {
-    matches!(&l.value, LogValue::Update(u) if u.old_id.is_null() && u.new_id.is_null())
-}
-
-/// The entries of one reflog, newest first, without tombstones and existence markers.
-/// [`ReflogEntries::next_record`] lends each record; the [`Iterator`] implementation clones.
-#[derive(Debug)]
-pub struct ReflogEntries {
-    it: MergedIter<LogRecord>,
-    name: Vec<u8>,
-    done: bool,
-}
-
-impl ReflogEntries {
-    /// The reflog of `name` in `merged`.
-    pub(crate) fn of(merged: &MergedTable, name: &[u8]) -> Result<ReflogEntries> {
-        Ok(ReflogEntries {
-            it: merged.seek_log(name)?,
-            name: name.to_vec(),
-            done: false,
-        })
-    }
-
-    /// No entries (a name no stack holds); `merged` only gives the iterator a table set.
-    pub(crate) fn none(merged: &MergedTable) -> Result<ReflogEntries> {
-        let mut e = ReflogEntries::of(merged, b"")?;
-        e.done = true;
-        Ok(e)
-    }
-
-    /// The next entry, borrowed until the next call.
-    pub fn next_record(&mut self) -> Result<Option<&LogRecord>> {
-        if self.done {
-            return Ok(None);
-        }
-        loop {
-            match self.it.next_record()? {
-                None => break,
-                Some(l) if l.refname != self.name => break,
-                Some(l) if l.is_deletion() || is_existence_marker(l) => continue,
-                Some(_) => return Ok(self.it.last_returned()),
-            }
-        }
-        self.done = true;
-        Ok(None)
-    }
-}
-
-impl Iterator for ReflogEntries {
-    type Item = Result<LogRecord>;
-
-    fn next(&mut self) -> Option<Result<LogRecord>> {
-        self.next_record().map(|r| r.cloned()).transpose()
-    }
-}
-
 /// The names with a reflog in `merged`, in name order.
 pub(crate) fn reflog_names_of(merged: &MergedTable) -> Result<Vec<Vec<u8>>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
@@ -130,8 +72,8 @@ pub struct Expired {
 impl RefDb {
     /// The reflog of `name` as git shows it: newest first, without tombstones and without
     /// the existence marker.
-    pub fn reflog(&self, name: &[u8]) -> Result<ReflogEntries> {
-        ReflogEntries::of(self.stack.merged(), name)
+    pub fn reflog(&self, name: &[u8]) -> Result<RefLog> {
+        RefLog::of(self.stack.merged(), name, true)
     }
 
     /// Whether `name` has a reflog (entries or an existence marker).
@@ -196,7 +138,7 @@ impl RefDb {
             .view()
             .live_logs(name)?
             .into_iter()
-            .filter(|l| !is_existence_marker(l))
+            .filter(|l| !l.is_existence_marker())
             .collect();
         let mut out = Expired::default();
         let mut last_new: Option<ObjectId> = None;

@@ -32,14 +32,14 @@ use std::path::{Path, PathBuf};
 use crate::codec::record::{LogRecord, RefRecord};
 use crate::error::{Error, Result};
 use crate::hash::{HashId, ObjectId};
-use crate::merged::MergedTable;
+use crate::merged::{MergedTable, RefLog};
 use crate::refname::{is_valid_refname, parse_worktree_ref, WorktreeRef};
 use crate::stack::{Addition, Stack};
 use crate::stack_reader::StackReader;
 
 use super::objects::ObjectLookup;
 use super::read::{LiveRefs, NoNames, OtherWorktrees, View, WorktreeView};
-use super::reflog::{reflog_names_of, Expired, ReflogEntries};
+use super::reflog::{reflog_names_of, Expired};
 use super::rename::Placement;
 use super::transaction::{
     lock_stack, plan_updates, prefixed_refusal, to_work, writable_in_worktree, Planned,
@@ -240,10 +240,10 @@ impl WorktreeRefDb {
 
     /// The reflog of `name` (newest first, as [`RefDb::reflog`]) from the stack that keeps
     /// the ref.
-    pub fn reflog(&self, name: &[u8]) -> Result<ReflogEntries> {
+    pub fn reflog(&self, name: &[u8]) -> Result<RefLog> {
         match self.view().route(name)? {
-            Some((m, n)) => ReflogEntries::of(&m, n),
-            None => ReflogEntries::none(self.common.stack.merged()),
+            Some((m, n)) => RefLog::of(&m, n, true),
+            None => RefLog::none(self.common.stack.merged()),
         }
     }
 
