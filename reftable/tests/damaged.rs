@@ -61,10 +61,10 @@ fn read_all(stack: &Path, hash: HashId) -> Vec<String> {
     match db.reflog_names() {
         Ok(logs) => {
             for n in logs {
-                if let Err(e) = db
-                    .reflog(&n)
-                    .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
-                {
+                if let Err(e) = n.and_then(|n| {
+                    db.reflog(&n)
+                        .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
+                }) {
                     errors.push(e.to_string());
                 }
             }

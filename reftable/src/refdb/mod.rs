@@ -30,6 +30,7 @@ pub mod objects;
 pub mod read;
 pub mod reflog;
 mod rename;
+mod select;
 pub mod transaction;
 pub mod update;
 pub mod worktree;
@@ -37,10 +38,11 @@ pub mod worktree;
 pub use migrate::{FilesLogEntry, FilesRefs};
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
 pub use read::LiveRefs;
-pub use reflog::{normalize_message, Expired};
+pub use reflog::{normalize_message, Expired, ReflogNames};
+pub use select::{WorktreeReflogNames, WorktreeRefs};
 pub use transaction::PreparedTransaction;
 pub use update::{Expected, NewValue, RefUpdate};
-pub use worktree::{PreparedWorktreeTransaction, WorktreeRefDb, WorktreeRefs, WorktreeStack};
+pub use worktree::{PreparedWorktreeTransaction, WorktreeRefDb, WorktreeStack};
 
 /// `core.logAllRefUpdates`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

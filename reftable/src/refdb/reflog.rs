@@ -5,7 +5,7 @@
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record};
 use crate::error::Result;
 use crate::hash::{HashId, ObjectId};
-use crate::merged::{MergedTable, RefLog};
+use crate::merged::{MergedIter, MergedTable, RefLog};
 
 use super::RefDb;
 
@@ -48,16 +48,63 @@ pub(crate) fn existence_marker(name: &[u8], update_index: u64, hash: HashId) -> 
     }
 }
 
-/// The names with a reflog in `merged`, in name order.
-pub(crate) fn reflog_names_of(merged: &MergedTable) -> Result<Vec<Vec<u8>>> {
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    let mut it = merged.logs()?;
-    while let Some(l) = it.next_record()? {
-        if !l.is_deletion() && out.last() != Some(&l.refname) {
-            out.push(l.refname.clone());
-        }
+/// The names with a reflog in a stack, in name order (`git reflog list`), each once.
+/// [`ReflogNames::next_record`] lends each name; the [`Iterator`] implementation copies it.
+/// After an error it ends.
+#[derive(Debug)]
+pub struct ReflogNames {
+    it: MergedIter<LogRecord>,
+    name: Vec<u8>,
+    started: bool,
+    done: bool,
+}
+
+impl ReflogNames {
+    /// The names with a reflog in `merged`.
+    pub(crate) fn of(merged: &MergedTable) -> Result<ReflogNames> {
+        Ok(ReflogNames {
+            it: merged.logs()?,
+            name: Vec::new(),
+            started: false,
+            done: false,
+        })
     }
-    Ok(out)
+
+    /// The next name, borrowed until the next call.
+    pub fn next_record(&mut self) -> Result<Option<&[u8]>> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            let l = match self.it.next_record() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            };
+            if l.is_deletion() || (self.started && l.refname == self.name) {
+                continue;
+            }
+            self.name.clear();
+            self.name.extend_from_slice(&l.refname);
+            self.started = true;
+            return Ok(Some(&self.name));
+        }
+        self.done = true;
+        Ok(None)
+    }
+}
+
+impl Iterator for ReflogNames {
+    type Item = Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Result<Vec<u8>>> {
+        self.next_record()
+            .map(|n| n.map(<[u8]>::to_vec))
+            .transpose()
+    }
 }
 
 /// What [`RefDb::expire_reflog`] did (or, with `dry_run`, would do).
@@ -82,8 +129,8 @@ impl RefDb {
     }
 
     /// Names with a reflog, in name order (`git reflog list`).
-    pub fn reflog_names(&self) -> Result<Vec<Vec<u8>>> {
-        reflog_names_of(self.stack.merged())
+    pub fn reflog_names(&self) -> Result<ReflogNames> {
+        ReflogNames::of(self.stack.merged())
     }
 
     /// Write a reflog existence marker for `name` unless it has a reflog already
