@@ -19,6 +19,7 @@ mod lookup;
 mod open;
 mod peek;
 mod pool;
+mod refs_for;
 mod seek;
 #[cfg(test)]
 mod testing;
@@ -27,3 +28,4 @@ pub(crate) use budget::Budget;
 pub use info::{Section, TableInfo};
 pub use iter::TableIter;
 pub use open::Table;
+pub use refs_for::RefsFor;
