@@ -406,3 +406,44 @@ fn walkdir(root: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `verify` on every damaged stack under fixtures/damaged (copied, its files aged past the
+/// writer-at-work age) prints what `verify.expected` in the case's directory holds: stdout,
+/// stderr and exit status, the copy's path written `<dir>`. The expected files were written
+/// by the CLI's own check before it moved into the library (36ee902), so this keeps the
+/// output byte-identical; `REFTABLE_BLESS=BINARY` writes them with that binary instead.
+#[test]
+fn verify_output_on_damaged_fixtures_is_unchanged() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/damaged");
+    let bless = std::env::var_os("REFTABLE_BLESS");
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("stack").is_dir())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 20, "the committed damaged stacks");
+    for case in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("stack");
+        std::fs::create_dir(&dir).unwrap();
+        for e in std::fs::read_dir(case.join("stack")).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+            made_long_ago(&dir.join(e.file_name()));
+        }
+        let bin = bless.as_deref().unwrap_or(BIN.as_ref());
+        let o = std::process::Command::new(bin)
+            .args(["verify", s(&dir)])
+            .output()
+            .unwrap();
+        let got = format!("{}{}exit {:?}\n", stdout(&o), stderr(&o), o.status.code())
+            .replace(s(tmp.path()), "<dir>");
+        let expected = case.join("verify.expected");
+        if bless.is_some() {
+            std::fs::write(&expected, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(&expected).unwrap();
+        assert_eq!(got, want, "{}", case.display());
+    }
+}
