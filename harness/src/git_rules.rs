@@ -1,7 +1,8 @@
-//! The model's own copies of two of git's rules, written from git's documentation
+//! The model's own copies of git's ref rules, written from git's documentation
 //! (`git help check-ref-format`) and from what git's `refs.c` does, not taken from the
-//! library under test: whether a ref name is valid, and how a reflog message is cleaned
-//! before it is stored. `tests/model_rules.rs` compares them with the library's on
+//! library under test: whether a ref name is valid, whether a name is safe to delete or
+//! verify, which names are pseudorefs, which refs get a reflog by default, and how a reflog
+//! message is cleaned before it is stored. `tests/model_rules.rs` compares them with the library's on
 //! generated names and messages, so that where the library is wrong the oracle is not
 //! wrong with it.
 
@@ -92,4 +93,35 @@ pub fn model_reflog_message(msg: &[u8]) -> Vec<u8> {
         out.extend_from_slice(word);
     }
     out
+}
+
+/// Whether a name is safe to delete or verify though not valid to write (`refs.c`,
+/// `refname_is_safe`): under `refs/`, a non-empty rest that neither starts nor ends with `/`
+/// and is already a normalized path (no empty, `.` or `..` component, so it cannot climb out
+/// of `refs/`); anywhere else, a non-empty name of upper-case ASCII letters and `_` only.
+pub fn model_refname_safe(name: &[u8]) -> bool {
+    match name.strip_prefix(b"refs/") {
+        Some(rest) => {
+            !rest.is_empty()
+                && rest
+                    .split(|&b| b == b'/')
+                    .all(|c| !matches!(c, b"" | b"." | b".."))
+        }
+        None => !name.is_empty() && name.iter().all(|&b| b.is_ascii_uppercase() || b == b'_'),
+    }
+}
+
+/// The pseudorefs git keeps as files and refuses to write through a transaction
+/// (`refs.c`, `is_pseudo_ref`): exactly `FETCH_HEAD` and `MERGE_HEAD`.
+pub fn model_pseudoref(name: &[u8]) -> bool {
+    matches!(name, b"FETCH_HEAD" | b"MERGE_HEAD")
+}
+
+/// Whether `core.logAllRefUpdates=true` gives `name` a reflog (`refs.c`,
+/// `should_autocreate_reflog`): branches, remote-tracking refs, notes, and `HEAD`.
+pub fn model_autocreates_reflog(name: &[u8]) -> bool {
+    ["refs/heads/", "refs/remotes/", "refs/notes/"]
+        .iter()
+        .any(|p| name.starts_with(p.as_bytes()))
+        || name == b"HEAD"
 }

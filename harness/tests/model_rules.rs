@@ -4,8 +4,11 @@
 //! one, so that the gate's oracle does not share a defect with the code it checks.
 
 use reftable::refdb::normalize_message;
-use reftable::refname::is_valid_refname;
-use reftable_harness::git_rules::{model_reflog_message, model_refname_ok};
+use reftable::refname::{autocreates_reflog, is_pseudoref, is_safe_refname, is_valid_refname};
+use reftable_harness::git_rules::{
+    model_autocreates_reflog, model_pseudoref, model_reflog_message, model_refname_ok,
+    model_refname_safe,
+};
 
 /// xorshift64*: reproducible draws without a dependency.
 struct Draw(u64);
@@ -25,6 +28,11 @@ const NAME_PIECES: &[&[u8]] = &[
     b"refs",
     b"heads",
     b"tags",
+    b"notes",
+    b"remotes",
+    b"FETCH_HEAD",
+    b"MERGE_HEAD",
+    b"_",
     b"main",
     b"a",
     b"HEAD",
@@ -147,8 +155,40 @@ fn ref_names_agree() {
     .iter()
     .map(|n| n.to_vec())
     .collect();
-    names.extend((0..20_000).map(|_| compose(&mut d, NAME_PIECES, 8)));
+    // Half under `refs/`, where the safe-name rule looks at path components.
+    names.extend((0..20_000).map(|i| {
+        let mut n = if i % 2 == 0 {
+            b"refs/".to_vec()
+        } else {
+            Vec::new()
+        };
+        n.extend(compose(&mut d, NAME_PIECES, 8));
+        n
+    }));
     names.extend((0..5_000).map(|_| random_bytes(&mut d, 12)));
+    // Names safe but not valid, pseudorefs and reflog-creating prefixes too.
+    for extra in [
+        &b"refs/x/../y"[..],
+        b"refs/./x",
+        b"refs/x/.",
+        b"refs/",
+        b"refs//x",
+        b"refs/x/",
+        b"ORIG_HEAD",
+        b"FETCH_HEAD",
+        b"MERGE_HEAD",
+        b"_",
+        b"HEAD_",
+        b"Head",
+        b"refs/heads/x",
+        b"refs/remotes/o/x",
+        b"refs/notes/commits",
+        b"refs/tags/v1",
+        b"refs/headsx",
+        b"HEAD/x",
+    ] {
+        names.push(extra.to_vec());
+    }
     let mut disagreements = Vec::new();
     let mut valid = 0;
     for name in &names {
@@ -157,6 +197,20 @@ fn ref_names_agree() {
             valid += usize::from(model);
             if model != is_valid_refname(name, onelevel) {
                 disagreements.push((String::from_utf8_lossy(name).into_owned(), onelevel));
+            }
+        }
+        let others = [
+            ("safe", model_refname_safe(name), is_safe_refname(name)),
+            ("pseudoref", model_pseudoref(name), is_pseudoref(name)),
+            (
+                "reflog",
+                model_autocreates_reflog(name),
+                autocreates_reflog(name),
+            ),
+        ];
+        for (rule, model, library) in others {
+            if model != library {
+                disagreements.push((format!("{rule}: {}", String::from_utf8_lossy(name)), false));
             }
         }
     }
