@@ -98,7 +98,7 @@ pub(crate) fn ends_without_newline(content: &[u8]) -> bool {
 /// so is a name listed twice (git never writes one; opening it again would multiply the
 /// memory a reader needs). A last line without its newline is accepted, as git did before
 /// 2.52 (`reftable verify` reports it).
-pub fn parse_tables_list(content: &[u8]) -> Result<Vec<String>> {
+pub(crate) fn parse_tables_list(content: &[u8]) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for line in list_lines(content) {
         let n = line.number;
