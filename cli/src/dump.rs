@@ -9,14 +9,16 @@ use std::process::ExitCode;
 use reftable::codec::block::BlockInfo;
 
 use reftable::codec::format::BlockType;
-use reftable::refdb::is_existence_marker;
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
+use reftable::fsck::{show_bytes, show_log_key};
+
 use reftable::table::Section;
-use reftable::{IndexRecord, ObjRecord, Record, RefRecord, Table};
+use reftable::{RefRecord, Table};
 
 use crate::error::{CliError, CliResult};
 use crate::path::{self, Target};
 use crate::scratch::Scratch;
-use crate::text::{show_bytes, show_log_key, write_log, write_ref};
+use crate::text::{write_log, write_ref};
 use reftable::walk::{self, DecodedRecord as Decoded};
 
 /// The name of a block type.
@@ -183,7 +185,7 @@ fn dump_blocks(
                 print_records(out, t, &b, data, (&mut scratch.log, line), |buf, d| {
                     buf.extend_from_slice(b"log ");
                     let _ = write_log(buf, d.rec);
-                    if is_existence_marker(d.rec) {
+                    if d.rec.is_existence_marker() {
                         buf.extend_from_slice(b"(existence marker)");
                     }
                 })?

@@ -66,16 +66,3 @@ impl From<io::Error> for CliError {
 
 /// What each subcommand returns: its exit status, or the error that ended it.
 pub type CliResult = Result<ExitCode, CliError>;
-
-/// `e`'s message and its causes (`what: cause: cause...`), without file and offset: the
-/// library's message says what failed, its sources why.
-pub fn message_and_causes(e: &reftable::Error) -> String {
-    let mut out = e.message().to_string();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        cause = c.source();
-    }
-    out
-}

@@ -9,8 +9,9 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use reftable::refdb::is_existence_marker;
-use reftable::{LogRecord, LogValue, MergedIter};
+use reftable::merged::MergedIter;
+
+use reftable::{LogRecord, LogValue};
 use serde::Serialize;
 
 use crate::error::CliResult;
@@ -61,7 +62,7 @@ fn to_json(l: &LogRecord) -> Option<LogJson> {
 
 /// Whether `logs` shows the record: not a tombstone, not an existence marker.
 fn shown(l: &LogRecord) -> bool {
-    matches!(l.value, LogValue::Update(_)) && !is_existence_marker(l)
+    matches!(l.value, LogValue::Update(_)) && !l.is_existence_marker()
 }
 
 /// The next record, ending at the first record of another ref when `only` names one.

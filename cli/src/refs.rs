@@ -8,7 +8,8 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use reftable::{Record, RefRecord, RefValue};
+use reftable::codec::record::Record;
+use reftable::{RefRecord, RefValue};
 use serde::Serialize;
 
 use crate::error::CliResult;

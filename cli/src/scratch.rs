@@ -2,7 +2,8 @@
 //! a reflog message (and so a printed line) can be as big, and fresh ones for each table
 //! of a stack cost thousands of page faults.
 
-use reftable::{BlockWalk, LogRecord, Table};
+use reftable::walk::BlockWalk;
+use reftable::{LogRecord, Table};
 
 /// A block walk, a log record and a line buffer kept between tables.
 #[derive(Default)]

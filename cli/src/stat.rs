@@ -9,10 +9,11 @@ use std::process::ExitCode;
 use reftable::codec::block::BlockInfo;
 
 use reftable::codec::format::BlockType;
-use reftable::refdb::is_existence_marker;
+use reftable::codec::record::{IndexRecord, Record};
+
 use reftable::stack::suggest_compaction_segment;
 use reftable::walk::{for_each_record, for_each_record_in, locate};
-use reftable::{IndexRecord, Record, RefRecord, Table};
+use reftable::{RefRecord, Table};
 
 use crate::error::CliResult;
 use crate::path::{self, Target};
@@ -141,7 +142,7 @@ impl Counts {
     fn add_log(&mut self, l: &reftable::LogRecord) {
         if l.is_deletion() {
             self.log_tombstones += 1;
-        } else if is_existence_marker(l) {
+        } else if l.is_existence_marker() {
             self.markers += 1;
         } else {
             self.logs += 1;

@@ -9,42 +9,6 @@ pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Bytes as lower-case hex digits.
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|c| format!("{c:02x}")).collect()
-}
-
-/// A key or name for a message: printable ASCII as is, other bytes as `\xNN`, cut after
-/// `max` bytes.
-pub fn show_bytes(b: &[u8], max: usize) -> String {
-    let mut s = String::new();
-    for &c in b.iter().take(max) {
-        if (0x20..0x7f).contains(&c) && c != b'\\' {
-            s.push(c as char);
-        } else if c == b'\\' {
-            s.push_str("\\\\");
-        } else {
-            s.push_str(&format!("\\x{c:02x}"));
-        }
-    }
-    if b.len() > max {
-        s.push_str(&format!("...({} bytes)", b.len()));
-    }
-    s
-}
-
-/// A log record's key for messages: `refname@{update_index}`, or the raw bytes when the key
-/// is not a log key.
-pub fn show_log_key(key: &[u8]) -> String {
-    if key.len() > 9 && key[key.len() - 9] == 0 {
-        let (name, ui) = key.split_at(key.len() - 8);
-        let ui = u64::MAX - u64::from_be_bytes(ui.try_into().expect("8 bytes"));
-        format!("{}@{{{ui}}}", show_bytes(&name[..name.len() - 1], 200))
-    } else {
-        show_bytes(key, 200)
-    }
-}
-
 /// The time zone as git prints it: the sign, then at least 4 digits of the stored decimal
 /// `±HHMM` value (-700 → `-0700`, 530 → `+0530`).
 pub fn tz(tz: i16) -> String {
@@ -137,13 +101,5 @@ mod tests {
         assert_eq!(esc(b"a\nb\n\n"), b"a\\nb\\n");
         assert_eq!(esc(b""), b"");
         assert_eq!(esc(b"\t\\x"), b"\\t\\\\x");
-    }
-
-    #[test]
-    fn keys() {
-        assert_eq!(show_bytes(b"a\x00\\", 10), "a\\x00\\\\");
-        let mut k = b"refs/heads/main\0".to_vec();
-        k.extend_from_slice(&(u64::MAX - 7).to_be_bytes());
-        assert_eq!(show_log_key(&k), "refs/heads/main@{7}");
     }
 }

@@ -94,7 +94,10 @@ fn worker(role: &str, dir: &Path) -> Result<String, String> {
                 }
                 let mut refs = db.refs().map_err(|e| format!("reader: read: {e}"))?;
                 let mut per_writer: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-                while let Some(r) = refs.next_ref().map_err(|e| format!("reader: read: {e}"))? {
+                while let Some(r) = refs
+                    .next_record()
+                    .map_err(|e| format!("reader: read: {e}"))?
+                {
                     let name = String::from_utf8_lossy(&r.refname).into_owned();
                     let Some(rest) = name.strip_prefix("refs/heads/w") else {
                         continue;

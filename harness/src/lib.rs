@@ -11,6 +11,8 @@
 //! - [`ops`], [`refs_model`], [`snapshot`]: ref operations as the conformance gate runs them,
 //!   the in-memory model of git's ref semantics, and the normalized state implementations
 //!   are compared on (used by the `conformance` crate and the `refdb_model` target).
+//! - [`git_rules`]: the model's own ref-name and reflog-message rules, from git's
+//!   documentation and source (not the library's).
 //! - [`stack_input`]: the stack target's input layout.
 //! - [`names`]: the ref names the gate and the fuzz targets draw from.
 //! - [`limits`], [`alloc`]: the resource bounds (records decoded, bytes allocated) every
@@ -21,6 +23,7 @@
 pub mod alloc;
 pub mod build;
 pub mod fuzzing;
+pub mod git_rules;
 pub mod inputs;
 pub mod limits;
 pub mod model;

@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use reftable::{LogRecord, Record, RefRecord};
+use reftable::codec::record::Record;
+use reftable::{LogRecord, RefRecord};
 
 /// Newest-wins view of ref and log records, keyed by encoded key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! `reftable::refdb` calls.
 
 use reftable::refdb::{Expected, NewValue, RefUpdate};
-use reftable::{HashId, ObjectId};
+use reftable::{HashId, ObjectId, Target};
 use serde::{Deserialize, Serialize};
 
 /// A ref value in a case: an object id (hex; all zeros = none) or a symref target.
@@ -25,10 +25,10 @@ impl Value {
                 if id.is_null() {
                     NewValue::Delete
                 } else {
-                    NewValue::Object(id)
+                    NewValue::Set(Target::Object(id))
                 }
             }
-            Value::Symref(t) => NewValue::Symref(t.as_bytes().to_vec()),
+            Value::Symref(t) => NewValue::Set(Target::Symref(t.as_bytes().to_vec())),
         }
     }
 
@@ -40,10 +40,10 @@ impl Value {
                 if id.is_null() {
                     Expected::Absent
                 } else {
-                    Expected::Object(id)
+                    Expected::Is(Target::Object(id))
                 }
             }
-            Value::Symref(t) => Expected::Symref(t.as_bytes().to_vec()),
+            Value::Symref(t) => Expected::Is(Target::Symref(t.as_bytes().to_vec())),
         }
     }
 

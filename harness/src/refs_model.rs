@@ -4,11 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use reftable::refname::{autocreates_reflog, is_pseudoref, is_safe_refname, is_valid_refname};
 use reftable::ObjectId;
 
 use serde::{Deserialize, Serialize};
 
+use crate::git_rules::{
+    model_autocreates_reflog, model_pseudoref, model_reflog_message, model_refname_ok,
+    model_refname_safe,
+};
 use crate::ops::{LogRefsOpt, Update, Value};
 
 /// A ref's value in the model.
@@ -196,7 +199,7 @@ struct Step {
 }
 
 fn normalize(msg: &str) -> Vec<u8> {
-    reftable::refdb::normalize_message(msg.as_bytes())
+    model_reflog_message(msg.as_bytes())
 }
 
 impl Model {
@@ -257,7 +260,7 @@ impl Model {
     fn should_log(&self, name: &str) -> bool {
         match self.log_refs {
             LogRefsOpt::Always => true,
-            LogRefsOpt::True if autocreates_reflog(name.as_bytes()) => true,
+            LogRefsOpt::True if model_autocreates_reflog(name.as_bytes()) => true,
             _ => self.logs.contains_key(name),
         }
     }
@@ -333,15 +336,15 @@ impl Model {
                 None => false,
             };
             let ok = if new_is_value {
-                is_valid_refname(u.refname.as_bytes(), true)
+                model_refname_ok(u.refname.as_bytes(), true)
             } else {
-                is_safe_refname(u.refname.as_bytes())
+                model_refname_safe(u.refname.as_bytes())
             };
             let targets_ok = [&u.new, &u.old].into_iter().flatten().all(|v| match v {
-                Value::Symref(t) => is_valid_refname(t.as_bytes(), true),
+                Value::Symref(t) => model_refname_ok(t.as_bytes(), true),
                 Value::Oid(_) => true,
             });
-            if !ok || !targets_ok || is_pseudoref(u.refname.as_bytes()) {
+            if !ok || !targets_ok || model_pseudoref(u.refname.as_bytes()) {
                 log.add(Fault::BadName);
             }
         }

@@ -6,9 +6,10 @@
 use reftable::codec::block::{parse_block, BlockCursor, BlockInfo};
 use reftable::codec::format::BlockType;
 use reftable::codec::record::CodecContext;
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
 use reftable::{
-    HashId, IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, ObjectId, Record, RefRecord,
-    RefValue, Stats, Table, WriteOptions, Writer,
+    HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Stats, Table,
+    WriteOptions, Writer,
 };
 
 use crate::stack_input::StackInput;

@@ -81,7 +81,7 @@ impl Snapshot {
     pub fn of_refdb(db: &RefDb) -> reftable::Result<Snapshot> {
         let mut s = Snapshot::default();
         let mut refs = db.refs()?;
-        while let Some(r) = refs.next_ref()? {
+        while let Some(r) = refs.next_record()? {
             if let Some(v) = SValue::of(&r.value) {
                 s.refs.insert(lossy(&r.refname), v);
             }
@@ -94,7 +94,7 @@ impl Snapshot {
                 continue;
             };
             let entries = s.logs.entry(lossy(&l.refname)).or_default();
-            if reftable::refdb::is_existence_marker(l) {
+            if l.is_existence_marker() {
                 continue;
             }
             entries.push(SLog::of(u));

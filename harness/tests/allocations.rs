@@ -134,7 +134,7 @@ fn warm_reseeks_allocate_nothing() {
         let (_d, st) = stack(n, tables);
         let keys: Vec<Vec<u8>> = (0..200).map(|k| name((k * 7919 + 13) % n)).collect();
         let mut it = st.merged().refs().expect("refs");
-        let run = |it: &mut reftable::MergedIter<RefRecord>| {
+        let run = |it: &mut reftable::merged::MergedIter<RefRecord>| {
             for k in &keys {
                 it.seek(k).expect("seek");
                 let r = it.next_record().expect("next").expect("a record");

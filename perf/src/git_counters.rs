@@ -525,7 +525,7 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
             )?,
             GitScenario::ForEachRef | GitScenario::ForEachRefNoSort => {
                 let mut it = db.refs()?;
-                while it.next_ref()?.is_some() {}
+                while it.next_record()?.is_some() {}
             }
             GitScenario::ShowRefVerify => {
                 for i in 0..n {

@@ -13,10 +13,8 @@ use std::error::Error;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::{AssumeCommits, Expected, LiveRefs, RefUpdate};
-use reftable::{
-    Committer, ObjectId, RefDb, RefDbOptions, RefState, RefValue, Refusal, StackReader,
-};
+use reftable::refdb::{AssumeCommits, Expected, LiveRefs, NewValue, RefUpdate};
+use reftable::{Committer, ObjectId, RefDb, RefDbOptions, RefState, Refusal, StackReader, Target};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let scratch = tempfile::tempdir()?;
@@ -25,25 +23,25 @@ fn main() -> Result<(), Box<dyn Error>> {
         None => demo_stack(&scratch.path().join("demo"))?,
     };
 
-    // 1. Read-only: nothing is created or locked. Each ref is lent, not copied, and the
-    //    line is formatted into one reused buffer.
+    // 1. Read-only: nothing is created or locked. Each ref is lent, and the line is
+    //    formatted into one reused buffer; what it points at is a `Target`, the type
+    //    updates and refusals use too.
     let stack = StackReader::open(&dir, None)?;
     println!("{}: {} tables", dir.display(), stack.tables().len());
     let mut branches = LiveRefs::with_prefix(stack.merged(), b"refs/heads/")?;
     let mut out = std::io::stdout().lock();
     let mut hex = [0u8; 64];
-    while let Some(r) = branches.next_ref()? {
+    while let Some(r) = branches.next_record()? {
         out.write_all(&r.refname)?;
-        match &r.value {
-            RefValue::Object(id) | RefValue::Peeled { object: id, .. } => {
+        match r.value.target().expect("LiveRefs skips tombstones") {
+            Target::Object(id) => {
                 out.write_all(b" ")?;
                 out.write_all(id.hex_into(&mut hex).as_bytes())?;
             }
-            RefValue::Symref(t) => {
+            Target::Symref(t) => {
                 out.write_all(b" -> ")?;
-                out.write_all(t)?;
+                out.write_all(&t)?;
             }
-            RefValue::Deletion => unreachable!("LiveRefs skips tombstones"),
         }
         out.write_all(b"\n")?;
     }
@@ -68,7 +66,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     for attempt in 1..=2 {
         let update = RefUpdate::new(
             target,
-            Some(reftable::refdb::NewValue::Object(new)),
+            Some(NewValue::Set(Target::Object(new))),
             expected.clone(),
         )
         .message("embed: set by the example");
@@ -85,9 +83,9 @@ fn main() -> Result<(), Box<dyn Error>> {
             Err(e) => match e.refusal() {
                 Some(Refusal::OldValue { actual, .. }) => {
                     println!("attempt {attempt}: refused ({e}); retrying against {actual:?}");
+                    // What the refusal found is what the retry expects: one type for both.
                     expected = match actual {
-                        RefState::Object(id) => Expected::Object(*id),
-                        RefState::Symref(t) => Expected::Symref(t.clone()),
+                        RefState::Is(found) => Expected::Is(found.clone()),
                         RefState::Absent | RefState::Unresolvable => Expected::Any,
                     };
                 }

@@ -15,7 +15,7 @@
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::{is_existence_marker, AssumeCommits, LiveRefs};
+use reftable::refdb::{AssumeCommits, LiveRefs};
 use reftable::{
     Committer, HashId, LogValue, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue,
     StackReader,
@@ -116,7 +116,7 @@ fn for_each_reference(
     mut each: impl FnMut(Reference<'_>),
 ) -> reftable::Result<()> {
     let mut refs = LiveRefs::with_prefix(stack.merged(), prefix)?;
-    while let Some(r) = refs.next_ref()? {
+    while let Some(r) = refs.next_record()? {
         if let Some(reference) = to_reference(r) {
             each(reference);
         }
@@ -155,7 +155,7 @@ fn for_each_log_line(
         let LogValue::Update(u) = &l.value else {
             continue;
         };
-        if is_existence_marker(l) {
+        if l.is_existence_marker() {
             continue;
         }
         each(LogLine {
@@ -249,8 +249,10 @@ fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     )?;
     let update = RefUpdate::new(
         main,
-        Some(reftable::refdb::NewValue::Object(from_oid(&second))),
-        reftable::refdb::Expected::Object(from_oid(&first)),
+        Some(reftable::refdb::NewValue::Set(reftable::Target::Object(
+            from_oid(&second),
+        ))),
+        reftable::refdb::Expected::Is(reftable::Target::Object(from_oid(&first))),
     )
     .message("commit: second");
     db.transaction(&[update], &me, &AssumeCommits)?;

@@ -9,6 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::hash::ObjectId;
+use crate::target::Target;
 
 /// What went wrong, in the classes git's reftable library uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,10 +98,9 @@ impl ErrorKind {
 pub enum RefState {
     /// No such ref (or, for an expectation, "must not exist").
     Absent,
-    /// A direct value (for a symref: the object it resolves to).
-    Object(ObjectId),
-    /// A symbolic ref to the named ref.
-    Symref(Vec<u8>),
+    /// A ref with this value: an object (for a symref that is dereferenced: the object it
+    /// resolves to) or, where a symref itself was expected or found, its target.
+    Is(Target),
     /// A symref that cannot be resolved (too deep, or its chain is broken).
     Unresolvable,
 }
@@ -317,9 +317,9 @@ impl Error {
     /// Why a ref transaction was refused, when it was.
     ///
     /// ```
-    /// use reftable::{Error, Refusal, RefState};
+    /// use reftable::{Error, Refusal, RefState, Target};
     /// let e = Error::refused(
-    ///     Refusal::OldValue { name: b"refs/heads/x".to_vec(), expected: RefState::Absent, actual: RefState::Symref(b"refs/heads/y".to_vec()) },
+    ///     Refusal::OldValue { name: b"refs/heads/x".to_vec(), expected: RefState::Absent, actual: RefState::Is(Target::Symref(b"refs/heads/y".to_vec())) },
     ///     "cannot lock ref 'refs/heads/x': reference already exists",
     /// );
     /// assert!(matches!(e.refusal(), Some(Refusal::OldValue { expected: RefState::Absent, .. })));

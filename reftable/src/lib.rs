@@ -27,6 +27,7 @@
 //!   (`.git/worktrees/<id>/reftable`, per-worktree refs) and the common one, with git's rules
 //!   for which ref lives where.
 //! - Single tables: [`Table`] to read, [`Writer`] to write; [`MergedTable`] for several.
+//! - Checking a table or a stack deeply, every problem with its file and offset: [`fsck`].
 //! - Looking inside tables (dumps, verifiers, fuzzers): [`walk`] and the [`codec`] layer.
 //!
 //! The read path, one module a step, each using only those before it: [`codec`]
@@ -103,6 +104,7 @@ macro_rules! planted {
 mod bytes;
 pub mod codec;
 mod error;
+pub mod fsck;
 mod hash;
 mod leaf_index;
 mod lock;
@@ -114,24 +116,25 @@ pub mod stack_reader;
 pub mod stale;
 mod stats;
 pub mod table;
+mod tables_list;
+mod target;
 #[cfg(reftable_test_hooks)]
 pub mod test_hooks;
 pub mod walk;
 mod writer;
 
-pub use codec::format::MAX_BLOCK_SIZE;
-pub use codec::record::{
-    IndexRecord, LogRecord, LogUpdate, LogValue, ObjRecord, Record, RefRecord, RefValue,
-};
+// The everyday types; the rest of each layer is reached through its module (`codec`,
+// `table`, `merged`, `stack`, `walk`), once.
+pub use codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 pub use error::{Error, ErrorKind, RefState, Refusal, Result};
 pub use hash::{HashId, ObjectId};
-pub use merged::{MergedIter, MergedTable};
+pub use merged::MergedTable;
 pub use refdb::{Committer, RefDb, RefDbOptions, RefUpdate};
-pub use stack::{Addition, CompactionStats, LogExpiry, Stack, StackOptions, TableWriter};
+pub use stack::{Stack, StackOptions};
 pub use stack_reader::StackReader;
 pub use stats::Stats;
-pub use table::{Table, TableInfo, TableIter};
-pub use walk::BlockWalk;
+pub use table::Table;
+pub use target::Target;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};
 
 /// The README's Rust examples, compiled and run as doctests so they stay true.

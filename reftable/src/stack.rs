@@ -13,11 +13,12 @@ use crate::codec::format::{footer_size, header_size};
 use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::HashId;
-use crate::lock::{random_u32, set_permissions, LockFile, TempFile};
+use crate::lock::{set_permissions, LockFile, TempFile};
 use crate::merged::MergedTable;
-use crate::stack_reader::{parse_tables_list, read_tables_list, reload_tables};
+use crate::stack_reader::{read_tables_list, reload_tables};
 use crate::stats::{Stats, StatsSink};
 use crate::table::Table;
+use crate::tables_list::{parse_tables_list, table_name_stem};
 use crate::writer::{WriteOptions, Writer};
 
 /// The writer handed to the callbacks that write a table into a stack.
@@ -159,11 +160,6 @@ fn meta_id(m: &std::fs::Metadata) -> Option<FileId> {
 
 fn file_id(path: &Path) -> Option<FileId> {
     std::fs::metadata(path).ok().as_ref().and_then(meta_id)
-}
-
-/// git's table file name stem: `0x<min>-0x<max>-<random>` (at least 12 hex digits each).
-pub fn table_name_stem(min: u64, max: u64) -> String {
-    format!("0x{min:012x}-0x{max:012x}-{:08x}", random_u32())
 }
 
 /// git's `suggest_compaction_segment`: the range `[start, end)` of tables to merge so that
@@ -835,12 +831,5 @@ mod tests {
         assert_eq!(suggest_compaction_segment(&[6, 2], 3), None);
         assert_eq!(suggest_compaction_segment(&[3, 2], 0), Some((0, 2)));
         assert_eq!(suggest_compaction_segment(&[4, 2], 0), None);
-    }
-
-    #[test]
-    fn name_stem_format() {
-        let s = table_name_stem(1, 0x1_0000_0000_0000);
-        assert!(s.starts_with("0x000000000001-0x1000000000000-"), "{s}");
-        assert_eq!(s.len(), "0x000000000001-0x1000000000000-".len() + 8);
     }
 }

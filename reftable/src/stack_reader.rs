@@ -30,41 +30,7 @@ use crate::hash::HashId;
 use crate::lock::random_u32;
 use crate::merged::MergedTable;
 use crate::table::Table;
-
-/// Parse `tables.list`: one table file name a line; empty lines are skipped. A name that is
-/// not a plain file name in the stack directory is a format error (it is never opened), and
-/// so is a name listed twice (git never writes one; opening it again would multiply the
-/// memory a reader needs). A last line without its newline is accepted, as git did before
-/// 2.52 (`reftable verify` reports it).
-pub fn parse_tables_list(content: &[u8]) -> Result<Vec<String>> {
-    let mut names: Vec<String> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (i, line) in content.split(|&b| b == b'\n').enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        let name = std::str::from_utf8(line).map_err(|_| {
-            Error::format(format!(
-                "tables.list line {}: table name is not UTF-8",
-                i + 1
-            ))
-        })?;
-        if name.contains(['/', '\\', '\0']) || name == "." || name == ".." {
-            return Err(Error::format(format!(
-                "tables.list line {}: {name:?} is not a table file name in the stack directory",
-                i + 1
-            )));
-        }
-        if !seen.insert(name) {
-            return Err(Error::format(format!(
-                "tables.list line {}: table {name} is listed twice",
-                i + 1
-            )));
-        }
-        names.push(name.to_string());
-    }
-    Ok(names)
-}
+use crate::tables_list::parse_tables_list;
 
 /// Open the tables `names` lists with `open`, reusing those `reuse` has open already.
 pub(crate) fn open_tables(

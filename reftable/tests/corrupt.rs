@@ -45,7 +45,7 @@ fn read_all(bytes: Vec<u8>) -> reftable::Result<()> {
             r?;
         }
     }
-    t.refs_for(&oid(1))?;
+    t.refs_for(&oid(1))?.collect::<reftable::Result<Vec<_>>>()?;
     for b in t.blocks() {
         b?;
     }

@@ -42,7 +42,7 @@ fn read_all(stack: &Path, hash: HashId) -> Vec<String> {
     let mut names = Vec::new();
     match db.refs() {
         Ok(mut it) => loop {
-            match it.next_ref() {
+            match it.next_record() {
                 Ok(Some(r)) => names.push(r.refname.clone()),
                 Ok(None) => break,
                 Err(e) => {
@@ -61,10 +61,10 @@ fn read_all(stack: &Path, hash: HashId) -> Vec<String> {
     match db.reflog_names() {
         Ok(logs) => {
             for n in logs {
-                if let Err(e) = db
-                    .reflog(&n)
-                    .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
-                {
+                if let Err(e) = n.and_then(|n| {
+                    db.reflog(&n)
+                        .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
+                }) {
                     errors.push(e.to_string());
                 }
             }

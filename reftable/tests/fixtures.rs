@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use reftable::codec::record::Record;
 use reftable::{
-    HashId, LogRecord, LogValue, MergedTable, Record, RefRecord, RefValue, Table, WriteOptions,
-    Writer,
+    HashId, LogRecord, LogValue, MergedTable, RefRecord, RefValue, Table, WriteOptions, Writer,
 };
 
 fn repos() -> PathBuf {
@@ -299,7 +299,7 @@ fn lookups_agree_with_iteration() {
                 }
             }
             for (id, want) in by_id.iter().take(200) {
-                let got = t.refs_for(id).unwrap();
+                let got: Vec<RefRecord> = t.refs_for(id).unwrap().map(Result::unwrap).collect();
                 assert_eq!(
                     got.iter().collect::<Vec<_>>(),
                     *want,

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use reftable::refdb::{
     Committer, Expected, LogRefs, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefUpdate,
 };
-use reftable::{HashId, ObjectId, StackOptions, Table};
+use reftable::{HashId, ObjectId, StackOptions, Table, Target};
 use reftable_testkit::tables::stack_tables;
 
 const DATE: &str = "1112911993 -0700";
@@ -276,7 +276,7 @@ fn transactions_match_git_byte_for_byte() {
         &[RefUpdate::symref_update(
             "refs/heads/sym",
             "refs/heads/main",
-            Expected::Symref(b"refs/heads/topic".to_vec())
+            Expected::Is(Target::Symref(b"refs/heads/topic".to_vec()))
         )
         .no_deref()],
         "retarget"

@@ -27,10 +27,13 @@ fn git_block_iterator_vector() {
             let n = match b.block_type {
                 BlockType::Ref => table.block_records::<RefRecord>(b).unwrap().len(),
                 BlockType::Index => table
-                    .block_records::<reftable::IndexRecord>(b)
+                    .block_records::<reftable::codec::record::IndexRecord>(b)
                     .unwrap()
                     .len(),
-                BlockType::Obj => table.block_records::<reftable::ObjRecord>(b).unwrap().len(),
+                BlockType::Obj => table
+                    .block_records::<reftable::codec::record::ObjRecord>(b)
+                    .unwrap()
+                    .len(),
                 _ => unreachable!(),
             };
             (b.block_type.byte(), n, b.restart_count)
@@ -57,7 +60,10 @@ fn git_block_iterator_vector() {
         assert_eq!(r.refname, name.as_bytes());
     }
     assert_eq!(
-        table.refs_for(&ObjectId::null(HashId::Sha1)).unwrap().len(),
+        table
+            .refs_for(&ObjectId::null(HashId::Sha1))
+            .unwrap()
+            .count(),
         500
     );
 }

@@ -212,7 +212,7 @@ proptest! {
                 .iter()
                 .filter(|r| r.value_id() == Some(&oid) || r.peeled_id() == Some(&oid))
                 .collect();
-            let got = table.refs_for(&oid).unwrap();
+            let got: Vec<RefRecord> = table.refs_for(&oid).unwrap().map(Result::unwrap).collect();
             prop_assert_eq!(got.iter().collect::<Vec<_>>(), want);
         }
         // The layout follows git's writer rules, which the reader above does not need:

@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
+use reftable::codec::record::Record;
+use reftable::stack::LogExpiry;
 use reftable::{
-    ErrorKind, HashId, LogExpiry, LogRecord, LogUpdate, LogValue, ObjectId, Record, RefRecord,
-    RefValue, Stack, StackOptions, WriteOptions,
+    ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Stack,
+    StackOptions, WriteOptions,
 };
 
 fn oid(b: u8) -> ObjectId {
@@ -220,7 +222,7 @@ fn tombstones_and_full_compaction() {
     .unwrap();
     let m = st.merged();
     assert!(m.read_ref(b"a").unwrap().is_none());
-    assert!(m.read_log(b"a").unwrap().is_empty());
+    assert!(log_of(m, b"a").is_empty());
     // Iteration surfaces the tombstone.
     let all: Vec<RefRecord> = m.refs().unwrap().map(|r| r.unwrap()).collect();
     assert!(all[0].is_deletion());
@@ -280,15 +282,15 @@ fn reflog_expire() {
         min_update_index: 0,
     }))
     .unwrap();
-    assert!(st.merged().read_log(b"branch09").unwrap().is_empty());
-    assert_eq!(st.merged().read_log(b"branch11").unwrap().len(), 1);
+    assert!(log_of(st.merged(), b"branch09").is_empty());
+    assert_eq!(log_of(st.merged(), b"branch11").len(), 1);
     st.compact_all(Some(&LogExpiry {
         time: 0,
         min_update_index: 15,
     }))
     .unwrap();
-    assert!(st.merged().read_log(b"branch14").unwrap().is_empty());
-    assert_eq!(st.merged().read_log(b"branch15").unwrap().len(), 1);
+    assert!(log_of(st.merged(), b"branch14").is_empty());
+    assert_eq!(log_of(st.merged(), b"branch15").len(), 1);
 }
 
 #[test]
@@ -309,10 +311,7 @@ fn log_normalize() {
         })
         .unwrap();
     }
-    let msgs: Vec<Vec<u8>> = st
-        .merged()
-        .read_log(b"a")
-        .unwrap()
+    let msgs: Vec<Vec<u8>> = log_of(st.merged(), b"a")
         .iter()
         .map(|l| l.update().unwrap().message.clone())
         .collect();
@@ -524,7 +523,7 @@ fn many_additions_read_back() {
         let r = fresh.merged().read_ref(name.as_bytes()).unwrap().unwrap();
         assert_eq!(r.value_id(), Some(&oid(i as u8)));
         assert_eq!(r.update_index, i + 1);
-        let l = fresh.merged().read_log(name.as_bytes()).unwrap();
+        let l = log_of(fresh.merged(), name.as_bytes());
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].update().unwrap().time, 1000 + i);
     }
@@ -1024,4 +1023,9 @@ fn a_failed_compaction_after_commit_is_a_warning() {
     st.set_options(no_auto()).unwrap();
     add_ref(&mut st, "refs/heads/c", Some(3)).unwrap();
     assert!(st.after_commit_error().is_none());
+}
+
+/// The live log of `name` in `m`, collected.
+fn log_of(m: &reftable::MergedTable, name: &[u8]) -> Vec<reftable::LogRecord> {
+    m.read_log(name).unwrap().map(Result::unwrap).collect()
 }

@@ -277,7 +277,7 @@ fn we_read_what_git_wrote_in_both_worktrees() {
     }
     let (ok, listed) = r.git(&git, &wt_dir, &["reflog", "list"], "");
     if ok {
-        let ours: Vec<String> = wt.reflog_names().unwrap().iter().map(|n| s(n)).collect();
+        let ours: Vec<String> = wt.reflog_names().unwrap().map(|n| s(&n.unwrap())).collect();
         assert_eq!(ours.join("\n"), listed.trim_end());
     }
 }

@@ -86,7 +86,7 @@ fn log_records(stack: &Path) -> Result<Vec<(String, u64, String)>, String> {
     let mut out = Vec::new();
     while let Some(l) = it.next_record().map_err(|e| format!("{e:#}"))? {
         if let LogValue::Update(u) = &l.value {
-            if !reftable::refdb::is_existence_marker(l) {
+            if !l.is_existence_marker() {
                 out.push((
                     String::from_utf8_lossy(&l.refname).into_owned(),
                     l.update_index,

@@ -115,7 +115,7 @@ fn copy_case(
 fn looked_up_names(db: &RefDb) -> Result<(Vec<String>, Option<String>), String> {
     let mut names = Vec::new();
     let mut it = db.refs().map_err(|e| format!("{e:#}"))?;
-    while let Some(r) = it.next_ref().map_err(|e| format!("{e:#}"))? {
+    while let Some(r) = it.next_record().map_err(|e| format!("{e:#}"))? {
         names.push(String::from_utf8_lossy(&r.refname).into_owned());
     }
     let picked: Vec<String> = [0, names.len() / 2, names.len().saturating_sub(1)]
@@ -124,9 +124,11 @@ fn looked_up_names(db: &RefDb) -> Result<(Vec<String>, Option<String>), String> 
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
-    let reflog_name = db
+    let reflog_names = db
         .reflog_names()
-        .map_err(|e| format!("{e:#}"))?
+        .and_then(|it| it.collect::<reftable::Result<Vec<_>>>())
+        .map_err(|e| format!("{e:#}"))?;
+    let reflog_name = reflog_names
         .into_iter()
         .map(|n| String::from_utf8_lossy(&n).into_owned())
         .find(|n| n != "HEAD" || names.iter().any(|m| m == "HEAD"));

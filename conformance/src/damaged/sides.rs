@@ -68,7 +68,7 @@ fn ours_one(command: &str, dir: &Path, base: &Base) -> Result<String, String> {
         "for-each-ref" => {
             let mut names = Vec::new();
             let mut it = db.refs_with_prefix(b"refs/").map_err(e)?;
-            while let Some(r) = it.next_ref().map_err(e)? {
+            while let Some(r) = it.next_record().map_err(e)? {
                 names.push(r.refname.clone());
             }
             for n in names {
@@ -86,7 +86,7 @@ fn ours_one(command: &str, dir: &Path, base: &Base) -> Result<String, String> {
         "reflog-show" => {
             if let Some(n) = &base.reflog_name {
                 let mut it = db.reflog(n.as_bytes()).map_err(e)?;
-                while let Some(l) = it.next_entry().map_err(e)? {
+                while let Some(l) = it.next_record().map_err(e)? {
                     out.push_str(&format!(
                         "{:?} {}\n",
                         l.value,
@@ -113,7 +113,7 @@ fn ours_one(command: &str, dir: &Path, base: &Base) -> Result<String, String> {
             // What the compacted stack holds.
             db.reload().map_err(e)?;
             let mut it = db.refs().map_err(e)?;
-            while let Some(r) = it.next_ref().map_err(e)? {
+            while let Some(r) = it.next_record().map_err(e)? {
                 out.push_str(&format!("{}\n", String::from_utf8_lossy(&r.refname)));
             }
         }

@@ -27,7 +27,8 @@ use std::io::Write;
 use reftable::codec::block::BlockInfo;
 use reftable::codec::format::{footer_size, header_size, BlockType};
 use reftable::codec::varint;
-use reftable::{Table, TableInfo};
+use reftable::table::TableInfo;
+use reftable::Table;
 
 use super::damage::Edit;
 

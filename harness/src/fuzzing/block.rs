@@ -8,7 +8,8 @@
 use reftable::codec::block::{parse_block, BlockCursor, BlockInfo};
 use reftable::codec::format::BlockType;
 use reftable::codec::record::CodecContext;
-use reftable::{HashId, IndexRecord, LogRecord, ObjRecord, Record, RefRecord, Stats};
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
+use reftable::{HashId, LogRecord, RefRecord, Stats};
 
 use crate::{alloc, limits};
 

@@ -3,7 +3,9 @@
 //! `suppress_deletions`: full iteration, seeks, exact lookups and reflogs.
 
 use arbitrary::Arbitrary;
-use reftable::{MergedIter, MergedTable, Record, Result, Stats};
+use reftable::codec::record::Record;
+use reftable::merged::MergedIter;
+use reftable::{MergedTable, Result, Stats};
 
 use crate::build::TableRecords;
 use crate::inputs::{FuzzLog, FuzzOptions, FuzzRef, Name};
@@ -103,7 +105,10 @@ pub fn merged_model(input: MergedInput) {
                 "read_ref {name:?} (suppress {suppress})"
             );
             assert_eq!(
-                merged.read_log(name).unwrap(),
+                merged
+                    .read_log(name)
+                    .and_then(|l| l.collect::<reftable::Result<Vec<_>>>())
+                    .unwrap(),
                 model.read_log(name),
                 "read_log {name:?}"
             );

@@ -11,7 +11,8 @@
 //! re-encoding decodes to the same record.
 
 use reftable::codec::record::{decode_key, encode_key, CodecContext};
-use reftable::{IndexRecord, LogRecord, ObjRecord, Record, RefRecord};
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
+use reftable::{LogRecord, RefRecord};
 
 use crate::{alloc, limits};
 

@@ -10,7 +10,9 @@ use reftable::codec::format::BlockType;
 use std::collections::BTreeSet;
 
 use arbitrary::Arbitrary;
-use reftable::{IndexRecord, LogRecord, ObjRecord, ObjectId, Record, RefRecord, Table, TableIter};
+use reftable::codec::record::{IndexRecord, ObjRecord, Record};
+use reftable::table::TableIter;
+use reftable::{LogRecord, ObjectId, RefRecord, Table};
 
 use crate::build::TableRecords;
 use crate::inputs::{FuzzLog, FuzzOptions, FuzzRef, Name};
@@ -142,7 +144,7 @@ fn check_lookups(t: &Table, recs: &TableRecords, probes: &[Name]) {
             .iter()
             .filter(|r| r.value_id() == Some(id) || r.peeled_id() == Some(id))
             .collect();
-        let got = t.refs_for(id).unwrap();
+        let got: Vec<RefRecord> = t.refs_for(id).unwrap().map(Result::unwrap).collect();
         assert_eq!(got.iter().collect::<Vec<_>>(), want, "refs_for {id}");
     }
 }

@@ -9,7 +9,8 @@
 //! Work and memory are bounded by the bytes of the *listed* tables: a list may name one
 //! file many times, and each listing is a table of its own.
 
-use reftable::{LogRecord, MergedTable, Record, RefRecord, Result, StackReader, Stats, Table};
+use reftable::codec::record::Record;
+use reftable::{LogRecord, MergedTable, RefRecord, Result, StackReader, Stats, Table};
 
 use crate::model::StackModel;
 use crate::stack_input::StackInput;
@@ -138,7 +139,7 @@ fn read(input: &StackInput<'_>) -> (Stats, usize, u64) {
             assert_eq!(r.refname, *name);
             assert!(!r.is_deletion());
         }
-        let _ = merged.read_log(name);
+        let _ = merged.read_log(name).map(Iterator::count);
         passes += 4;
     }
     (total(&tables), listed, passes)

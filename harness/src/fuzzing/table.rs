@@ -9,7 +9,9 @@
 //! business of `write_roundtrip` and `merged_model`.
 
 use reftable::codec::format::BlockType;
-use reftable::{LogRecord, ObjRecord, ObjectId, Record, RefRecord, Stats, Table, TableIter};
+use reftable::codec::record::{ObjRecord, Record};
+use reftable::table::TableIter;
+use reftable::{LogRecord, ObjectId, RefRecord, Stats, Table};
 
 use crate::{alloc, limits};
 
@@ -120,7 +122,9 @@ fn read(data: &[u8]) -> Stats {
                 BlockType::Ref => t.block_records::<RefRecord>(&b).map(drop),
                 BlockType::Log => t.block_records::<LogRecord>(&b).map(drop),
                 BlockType::Obj => t.block_records::<ObjRecord>(&b).map(drop),
-                _ => t.block_records::<reftable::IndexRecord>(&b).map(drop),
+                _ => t
+                    .block_records::<reftable::codec::record::IndexRecord>(&b)
+                    .map(drop),
             };
         });
     }
@@ -171,7 +175,7 @@ fn read(data: &[u8]) -> Stats {
     for id in &ids {
         m.op("refs_for", 3, || {
             if let Ok(refs) = t.refs_for(id) {
-                for r in refs {
+                for r in refs.map_while(Result::ok) {
                     assert!(
                         r.value_id() == Some(id) || r.peeled_id() == Some(id),
                         "refs_for returned a ref pointing elsewhere"

@@ -146,7 +146,7 @@ fn main() -> Res<()> {
     let m = measure(reps, || {
         let (mut ops, mut h) = (0u64, 0u64);
         let mut it = db.refs()?;
-        while let Some(r) = it.next_ref()? {
+        while let Some(r) = it.next_record()? {
             ops += 1;
             h = fold(h, r);
         }

@@ -14,7 +14,8 @@
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
-use reftable::{ObjectId, Record, RefRecord, RefValue, Stack, StackOptions};
+use reftable::codec::record::Record;
+use reftable::{ObjectId, RefRecord, RefValue, Stack, StackOptions};
 
 fn name(i: usize) -> String {
     format!("refs/heads/branch-{i:07}")

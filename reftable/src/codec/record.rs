@@ -10,6 +10,7 @@ use std::fmt;
 use crate::codec::format::BlockType;
 use crate::codec::varint;
 use crate::hash::ObjectId;
+use crate::target::Target;
 
 /// What a record's value is decoded against: the table's object id size and the update index
 /// that ref records are stored relative to.
@@ -241,10 +242,33 @@ pub enum RefValue {
     Symref(Vec<u8>),
 }
 
+impl RefValue {
+    /// What the ref points at; `None` for a tombstone. A peeled tag's target is the tag
+    /// object (the peeled id is [`RefRecord::peeled_id`]'s).
+    pub fn target(&self) -> Option<Target> {
+        match self {
+            RefValue::Deletion => None,
+            RefValue::Object(id) | RefValue::Peeled { object: id, .. } => Some(Target::Object(*id)),
+            RefValue::Symref(t) => Some(Target::Symref(t.clone())),
+        }
+    }
+}
+
+impl From<Target> for RefValue {
+    /// An object id as value type 1, a symref as value type 3.
+    fn from(t: Target) -> RefValue {
+        match t {
+            Target::Object(id) => RefValue::Object(id),
+            Target::Symref(name) => RefValue::Symref(name),
+        }
+    }
+}
+
 /// A ref record: a ref name, the update index that wrote it, and its value.
 ///
 /// ```
-/// use reftable::{ObjectId, Record, RefRecord, RefValue};
+/// use reftable::codec::record::Record;
+/// use reftable::{ObjectId, RefRecord, RefValue};
 /// let r = RefRecord::new("refs/heads/main", 1, RefValue::Object(ObjectId::null(Default::default())));
 /// assert_eq!(r.refname, b"refs/heads/main");
 /// assert!(!r.is_deletion());
@@ -453,6 +477,12 @@ impl LogRecord {
             LogValue::Update(u) => Some(u),
             LogValue::Deletion => None,
         }
+    }
+
+    /// Whether this is a reflog existence marker (an update with both ids null), which git
+    /// writes for an empty reflog and hides from every reader, whatever its other fields.
+    pub fn is_existence_marker(&self) -> bool {
+        matches!(&self.value, LogValue::Update(u) if u.old_id.is_null() && u.new_id.is_null())
     }
 
     /// The key of the newest possible entry of `refname`: where a reflog seek starts.

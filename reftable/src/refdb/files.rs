@@ -9,15 +9,7 @@ use crate::codec::record::LogUpdate;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::refname::{is_pseudoref, is_root_ref, is_valid_refname};
-
-/// A ref of the files backend: an object id or a symref target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FilesValue {
-    /// `<hex>`.
-    Object(ObjectId),
-    /// `ref: <target>`.
-    Symref(Vec<u8>),
-}
+use crate::target::Target;
 
 /// One line of a files-backend reflog.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,7 +35,7 @@ pub struct FilesLogEntry {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FilesRefs {
     /// Refs (root refs such as `HEAD` included), sorted by name.
-    pub refs: Vec<(Vec<u8>, FilesValue)>,
+    pub refs: Vec<(Vec<u8>, Target)>,
     /// Reflogs in `logs/` walk order, each oldest entry first.
     pub reflogs: Vec<(Vec<u8>, Vec<FilesLogEntry>)>,
 }
@@ -58,16 +50,16 @@ fn corrupt(path: &Path, msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Format, msg).in_file(path)
 }
 
-fn parse_value(path: &Path, content: &[u8], hash: HashId) -> Result<FilesValue> {
+fn parse_value(path: &Path, content: &[u8], hash: HashId) -> Result<Target> {
     let line = content.strip_suffix(b"\n").unwrap_or(content);
     if let Some(t) = line.strip_prefix(b"ref: ") {
-        return Ok(FilesValue::Symref(t.to_vec()));
+        return Ok(Target::Symref(t.to_vec()));
     }
     std::str::from_utf8(line)
         .ok()
         .filter(|h| h.len() == 2 * hash.size())
         .and_then(ObjectId::from_hex)
-        .map(FilesValue::Object)
+        .map(Target::Object)
         .ok_or_else(|| corrupt(path, "loose ref is neither an object id nor a symref"))
 }
 
@@ -121,7 +113,7 @@ impl FilesRefs {
 }
 
 /// The refs of the `packed-refs` file at `packed` (none when there is no such file).
-fn read_packed(packed: &Path, refs: &mut BTreeMap<Vec<u8>, FilesValue>) -> Result<()> {
+fn read_packed(packed: &Path, refs: &mut BTreeMap<Vec<u8>, Target>) -> Result<()> {
     let bytes = match std::fs::read(packed) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -140,18 +132,14 @@ fn read_packed(packed: &Path, refs: &mut BTreeMap<Vec<u8>, FilesValue>) -> Resul
             .ok()
             .and_then(ObjectId::from_hex)
             .ok_or_else(|| corrupt(packed, "packed-refs line without an id"))?;
-        refs.insert(name.to_vec(), FilesValue::Object(id));
+        refs.insert(name.to_vec(), Target::Object(id));
     }
     Ok(())
 }
 
 /// The loose refs of `git_dir`: root refs at the top, then everything under `refs/`
 /// (lock files left out).
-fn read_loose(
-    git_dir: &Path,
-    hash: HashId,
-    refs: &mut BTreeMap<Vec<u8>, FilesValue>,
-) -> Result<()> {
+fn read_loose(git_dir: &Path, hash: HashId, refs: &mut BTreeMap<Vec<u8>, Target>) -> Result<()> {
     for (name, t) in sorted_entries(git_dir)? {
         if t.is_file() && is_root_ref(&name) {
             let p = path_of(git_dir, &name);

@@ -45,12 +45,13 @@ use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, Re
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::ObjectId;
 /// Moved to [`crate::refname`]; kept here so that `refdb::migrate::is_root_ref` still works.
-pub use crate::refname::is_root_ref;
+use crate::refname::is_root_ref;
+use crate::target::Target;
 
 use super::files::{io, path_of, write_log_line};
-pub use super::files::{FilesLogEntry, FilesRefs, FilesValue};
+pub use super::files::{FilesLogEntry, FilesRefs};
 use super::objects::{ObjectKind, ObjectLookup};
-use super::reflog::{is_existence_marker, normalize_message};
+use super::reflog::normalize_message;
 use super::RefDb;
 
 impl RefDb {
@@ -95,8 +96,8 @@ fn ref_values(files: &FilesRefs, objects: &dyn ObjectLookup) -> Result<Vec<(Vec<
     let mut refs = Vec::with_capacity(files.refs.len());
     for (name, v) in &files.refs {
         let value = match v {
-            FilesValue::Symref(t) => RefValue::Symref(t.clone()),
-            FilesValue::Object(id) => match objects.lookup(id) {
+            Target::Symref(t) => RefValue::Symref(t.clone()),
+            Target::Object(id) => match objects.lookup(id) {
                 Ok(ObjectKind::Tag { peeled }) => RefValue::Peeled {
                     object: *id,
                     peeled,
@@ -171,7 +172,7 @@ impl RefDb {
     fn export_refs(&self, git_dir: &Path, objects: &dyn ObjectLookup) -> Result<()> {
         let mut packed = b"# pack-refs with: peeled fully-peeled sorted \n".to_vec();
         let mut refs = self.refs()?;
-        while let Some(r) = refs.next_ref()? {
+        while let Some(r) = refs.next_record()? {
             match &r.value {
                 RefValue::Symref(t) => {
                     write_file(git_dir, &r.refname, &[b"ref: ", &t[..], b"\n"].concat())?
@@ -206,7 +207,7 @@ impl RefDb {
                 entries.clear();
                 name.clone_from(&l.refname);
             }
-            if !l.is_deletion() && !is_existence_marker(l) {
+            if !l.is_deletion() && !l.is_existence_marker() {
                 entries.push(l.clone());
             }
         }

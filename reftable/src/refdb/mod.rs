@@ -8,11 +8,12 @@
 //! [`RefDbOptions::protect_dangling_symrefs`]), so that the same operations on git and on
 //! this crate give the same tables.
 //!
-//! - [`update`]: what a transaction is made of ([`RefUpdate`], [`NewValue`], [`Expected`]);
-//! - [`objects`]: what the caller tells transactions about objects ([`ObjectLookup`]);
-//! - [`read`]: reading refs ([`LiveRefs`]);
+//! - what a transaction is made of: [`RefUpdate`], [`NewValue`], [`Expected`];
+//! - what the caller tells transactions about objects: [`ObjectLookup`];
+//! - reading refs: [`LiveRefs`];
 //! - [`transaction`]: prepare and commit ([`PreparedTransaction`]);
-//! - [`reflog`]: reflogs, expiry and pack-refs ([`ReflogEntries`]);
+//! - reflogs (lent as [`crate::merged::RefLog`], their names as [`ReflogNames`]), expiry
+//!   ([`RefDb::expire_reflog`]) and pack-refs;
 //! - renaming and copying a ref with its reflog ([`RefDb::rename_ref`], [`RefDb::copy_ref`]);
 //! - [`migrate`]: refs and reflogs of git's files backend ([`FilesRefs::read`]) into a stack
 //!   ([`RefDb::import`]) and back ([`RefDb::export_files`]);
@@ -26,21 +27,23 @@ use crate::stack::{Stack, StackOptions};
 
 mod files;
 pub mod migrate;
-pub mod objects;
-pub mod read;
-pub mod reflog;
+mod objects;
+mod read;
+mod reflog;
 mod rename;
+mod select;
 pub mod transaction;
-pub mod update;
+mod update;
 pub mod worktree;
 
-pub use migrate::{FilesLogEntry, FilesRefs, FilesValue};
+pub use migrate::{FilesLogEntry, FilesRefs};
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
 pub use read::LiveRefs;
-pub use reflog::{is_existence_marker, normalize_message, Expired, ReflogEntries};
+pub use reflog::{normalize_message, Expired, ReflogNames};
+pub use select::{WorktreeReflogNames, WorktreeRefs};
 pub use transaction::PreparedTransaction;
 pub use update::{Expected, NewValue, RefUpdate};
-pub use worktree::{PreparedWorktreeTransaction, WorktreeRefDb, WorktreeRefs, WorktreeStack};
+pub use worktree::{PreparedWorktreeTransaction, WorktreeRefDb, WorktreeStack};
 
 /// `core.logAllRefUpdates`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -140,10 +140,11 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The live log records of `name` (entries and existence markers), newest first.
+    /// The live log records of `name` (entries and existence markers), newest first;
+    /// collected, for the writes that replace or tombstone each of them.
     pub(crate) fn live_logs(&self, name: &[u8]) -> Result<Vec<LogRecord>> {
         match self.route(name)? {
-            Some((m, n)) => m.read_log(n),
+            Some((m, n)) => m.read_log(n)?.collect(),
             None => Ok(Vec::new()),
         }
     }
@@ -290,7 +291,7 @@ fn first_under(
 }
 
 /// The live refs of a ref database in name order, root refs such as `HEAD` included (all of
-/// them, or those under a prefix). [`LiveRefs::next_ref`] lends each record without copying;
+/// them, or those under a prefix). [`LiveRefs::next_record`] lends each record without copying;
 /// the [`Iterator`] implementation clones them.
 ///
 /// ```
@@ -302,7 +303,7 @@ fn first_under(
 /// # let u = [RefUpdate::create("refs/heads/a", id), RefUpdate::create("refs/tags/v1", id)];
 /// # db.transaction(&u, &Committer::default(), &AssumeCommits).unwrap();
 /// let mut branches = db.refs_with_prefix(b"refs/heads/").unwrap();
-/// while let Some(r) = branches.next_ref().unwrap() {
+/// while let Some(r) = branches.next_record().unwrap() {
 ///     assert!(r.refname.starts_with(b"refs/heads/"));
 /// }
 /// ```
@@ -327,7 +328,7 @@ impl LiveRefs {
 
     /// The next live ref, borrowed until the next call. Stops at the first key past the
     /// prefix, tombstone or not.
-    pub fn next_ref(&mut self) -> Result<Option<&RefRecord>> {
+    pub fn next_record(&mut self) -> Result<Option<&RefRecord>> {
         if self.done {
             return Ok(None);
         }
@@ -348,7 +349,7 @@ impl Iterator for LiveRefs {
     type Item = Result<RefRecord>;
 
     fn next(&mut self) -> Option<Result<RefRecord>> {
-        self.next_ref().map(|r| r.cloned()).transpose()
+        self.next_record().map(|r| r.cloned()).transpose()
     }
 }
 

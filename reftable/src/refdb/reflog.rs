@@ -5,7 +5,7 @@
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record};
 use crate::error::Result;
 use crate::hash::{HashId, ObjectId};
-use crate::merged::{MergedIter, MergedTable};
+use crate::merged::{MergedIter, MergedTable, RefLog};
 
 use super::RefDb;
 
@@ -48,74 +48,63 @@ pub(crate) fn existence_marker(name: &[u8], update_index: u64, hash: HashId) -> 
     }
 }
 
-/// Whether a log record is a reflog existence marker (both ids null). git hides such records
-/// from every reader, whatever their other fields.
-pub fn is_existence_marker(l: &LogRecord) -> bool {
-    matches!(&l.value, LogValue::Update(u) if u.old_id.is_null() && u.new_id.is_null())
-}
-
-/// The entries of one reflog, newest first, without tombstones and existence markers.
-/// [`ReflogEntries::next_entry`] lends each record; the [`Iterator`] implementation clones.
+/// The names with a reflog in a stack, in name order (`git reflog list`), each once.
+/// [`ReflogNames::next_record`] lends each name; the [`Iterator`] implementation copies it.
+/// After an error it ends.
 #[derive(Debug)]
-pub struct ReflogEntries {
+pub struct ReflogNames {
     it: MergedIter<LogRecord>,
     name: Vec<u8>,
+    started: bool,
     done: bool,
 }
 
-impl ReflogEntries {
-    /// The reflog of `name` in `merged`.
-    pub(crate) fn of(merged: &MergedTable, name: &[u8]) -> Result<ReflogEntries> {
-        Ok(ReflogEntries {
-            it: merged.seek_log(name)?,
-            name: name.to_vec(),
+impl ReflogNames {
+    /// The names with a reflog in `merged`.
+    pub(crate) fn of(merged: &MergedTable) -> Result<ReflogNames> {
+        Ok(ReflogNames {
+            it: merged.logs()?,
+            name: Vec::new(),
+            started: false,
             done: false,
         })
     }
 
-    /// No entries (a name no stack holds); `merged` only gives the iterator a table set.
-    pub(crate) fn none(merged: &MergedTable) -> Result<ReflogEntries> {
-        let mut e = ReflogEntries::of(merged, b"")?;
-        e.done = true;
-        Ok(e)
-    }
-
-    /// The next entry, borrowed until the next call.
-    pub fn next_entry(&mut self) -> Result<Option<&LogRecord>> {
+    /// The next name, borrowed until the next call.
+    pub fn next_record(&mut self) -> Result<Option<&[u8]>> {
         if self.done {
             return Ok(None);
         }
         loop {
-            match self.it.next_record()? {
-                None => break,
-                Some(l) if l.refname != self.name => break,
-                Some(l) if l.is_deletion() || is_existence_marker(l) => continue,
-                Some(_) => return Ok(self.it.last_returned()),
+            let l = match self.it.next_record() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            };
+            if l.is_deletion() || (self.started && l.refname == self.name) {
+                continue;
             }
+            self.name.clear();
+            self.name.extend_from_slice(&l.refname);
+            self.started = true;
+            return Ok(Some(&self.name));
         }
         self.done = true;
         Ok(None)
     }
 }
 
-impl Iterator for ReflogEntries {
-    type Item = Result<LogRecord>;
+impl Iterator for ReflogNames {
+    type Item = Result<Vec<u8>>;
 
-    fn next(&mut self) -> Option<Result<LogRecord>> {
-        self.next_entry().map(|r| r.cloned()).transpose()
+    fn next(&mut self) -> Option<Result<Vec<u8>>> {
+        self.next_record()
+            .map(|n| n.map(<[u8]>::to_vec))
+            .transpose()
     }
-}
-
-/// The names with a reflog in `merged`, in name order.
-pub(crate) fn reflog_names_of(merged: &MergedTable) -> Result<Vec<Vec<u8>>> {
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    let mut it = merged.logs()?;
-    while let Some(l) = it.next_record()? {
-        if !l.is_deletion() && out.last() != Some(&l.refname) {
-            out.push(l.refname.clone());
-        }
-    }
-    Ok(out)
 }
 
 /// What [`RefDb::expire_reflog`] did (or, with `dry_run`, would do).
@@ -130,8 +119,8 @@ pub struct Expired {
 impl RefDb {
     /// The reflog of `name` as git shows it: newest first, without tombstones and without
     /// the existence marker.
-    pub fn reflog(&self, name: &[u8]) -> Result<ReflogEntries> {
-        ReflogEntries::of(self.stack.merged(), name)
+    pub fn reflog(&self, name: &[u8]) -> Result<RefLog> {
+        RefLog::of(self.stack.merged(), name, true)
     }
 
     /// Whether `name` has a reflog (entries or an existence marker).
@@ -140,8 +129,8 @@ impl RefDb {
     }
 
     /// Names with a reflog, in name order (`git reflog list`).
-    pub fn reflog_names(&self) -> Result<Vec<Vec<u8>>> {
-        reflog_names_of(self.stack.merged())
+    pub fn reflog_names(&self) -> Result<ReflogNames> {
+        ReflogNames::of(self.stack.merged())
     }
 
     /// Write a reflog existence marker for `name` unless it has a reflog already
@@ -196,7 +185,7 @@ impl RefDb {
             .view()
             .live_logs(name)?
             .into_iter()
-            .filter(|l| !is_existence_marker(l))
+            .filter(|l| !l.is_existence_marker())
             .collect();
         let mut out = Expired::default();
         let mut last_new: Option<ObjectId> = None;

@@ -24,6 +24,7 @@ use crate::refname::{
     is_pseudoref, is_safe_refname, is_valid_refname, parse_worktree_ref, WorktreeRef,
 };
 use crate::stack::{Addition, Stack, TableWriter};
+use crate::target::Target;
 
 use super::objects::{ObjectKind, ObjectLookup};
 use super::read::{SortedNames, View};
@@ -31,22 +32,14 @@ use super::reflog::normalize_message;
 use super::update::{Expected, NewValue, RefUpdate};
 use super::{show, Committer, LogRefs, RefDb, RefDbOptions};
 
-/// A value inside the planner: an object id or a symref target. The null id stands for
-/// "deleted" (as a new value) and "must not exist" (as an old one), as in git.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Val {
-    Oid(ObjectId),
-    Symref(Vec<u8>),
-}
-
 /// One update being prepared: git's `struct ref_update` with its flags spelled out.
 #[derive(Clone, Debug)]
 pub(crate) struct Work {
     refname: Vec<u8>,
     /// The name the caller gave, when it differs (updates split off a symref or `HEAD`).
     original: Option<Vec<u8>>,
-    new: Option<Val>,
-    old: Option<Val>,
+    new: Option<Target>,
+    old: Option<Target>,
     no_deref: bool,
     log_only: bool,
     via_head: bool,
@@ -78,16 +71,16 @@ impl Messages {
 
 impl Work {
     fn from_update(u: RefUpdate, null: ObjectId, messages: &mut Messages) -> Work {
+        // Inside the planner the null id stands for "deleted" (as a new value) and "must
+        // not exist" (as an old one), as in git.
         let new = u.new.map(|v| match v {
-            NewValue::Object(id) => Val::Oid(id),
-            NewValue::Symref(t) => Val::Symref(t),
-            NewValue::Delete => Val::Oid(null),
+            NewValue::Set(t) => t,
+            NewValue::Delete => Target::Object(null),
         });
         let old = match u.expected {
             Expected::Any => None,
-            Expected::Absent => Some(Val::Oid(null)),
-            Expected::Object(id) => Some(Val::Oid(id)),
-            Expected::Symref(t) => Some(Val::Symref(t)),
+            Expected::Absent => Some(Target::Object(null)),
+            Expected::Is(t) => Some(t),
         };
         Work {
             message: messages.normalized(&u.message),
@@ -109,22 +102,21 @@ impl Work {
     }
 
     fn new_is_null(&self) -> bool {
-        matches!(&self.new, Some(Val::Oid(id)) if id.is_null())
+        matches!(&self.new, Some(Target::Object(id)) if id.is_null())
     }
 
     fn expects_existing(&self) -> bool {
         match &self.old {
-            Some(Val::Oid(id)) => !id.is_null(),
-            Some(Val::Symref(_)) => true,
+            Some(Target::Object(id)) => !id.is_null(),
+            Some(Target::Symref(_)) => true,
             None => false,
         }
     }
 
     fn expected_state(&self) -> RefState {
         match &self.old {
-            Some(Val::Oid(id)) if id.is_null() => RefState::Absent,
-            Some(Val::Oid(id)) => RefState::Object(*id),
-            Some(Val::Symref(t)) => RefState::Symref(t.clone()),
+            Some(Target::Object(id)) if id.is_null() => RefState::Absent,
+            Some(t) => RefState::Is(t.clone()),
             None => RefState::Absent,
         }
     }
@@ -134,7 +126,7 @@ fn oid_state(id: ObjectId) -> RefState {
     if id.is_null() {
         RefState::Absent
     } else {
-        RefState::Object(id)
+        RefState::Is(Target::Object(id))
     }
 }
 
@@ -180,10 +172,7 @@ impl PreparedTransaction<'_> {
 
 /// A name, symref targets and object ids of one update, before anything is locked.
 fn check_names(u: &RefUpdate, hash: HashId) -> Result<()> {
-    let needs_format = matches!(
-        &u.new,
-        Some(NewValue::Object(_)) | Some(NewValue::Symref(_))
-    );
+    let needs_format = matches!(&u.new, Some(NewValue::Set(_)));
     let ok = if needs_format {
         is_valid_refname(&u.refname, true)
     } else {
@@ -215,11 +204,11 @@ fn check_names(u: &RefUpdate, hash: HashId) -> Result<()> {
     }
     let targets = [
         match &u.new {
-            Some(NewValue::Symref(t)) => Some(t),
+            Some(NewValue::Set(Target::Symref(t))) => Some(t),
             _ => None,
         },
         match &u.expected {
-            Expected::Symref(t) => Some(t),
+            Expected::Is(Target::Symref(t)) => Some(t),
             _ => None,
         },
     ];
@@ -236,11 +225,11 @@ fn check_names(u: &RefUpdate, hash: HashId) -> Result<()> {
     }
     let ids = [
         match &u.new {
-            Some(NewValue::Object(id)) => Some(id),
+            Some(NewValue::Set(Target::Object(id))) => Some(id),
             _ => None,
         },
         match &u.expected {
-            Expected::Object(id) => Some(id),
+            Expected::Is(Target::Object(id)) => Some(id),
             _ => None,
         },
     ];
@@ -377,7 +366,7 @@ impl Planner<'_, '_> {
     }
 
     fn check_object(&mut self, u: &Work) -> Result<()> {
-        let Some(Val::Oid(id)) = &u.new else {
+        let Some(Target::Object(id)) = &u.new else {
             return Ok(());
         };
         if id.is_null() || u.log_only {
@@ -426,10 +415,10 @@ impl Planner<'_, '_> {
             ));
         }
         let null = self.null;
-        let as_oid = |t: &Option<Val>| {
+        let as_oid = |t: &Option<Target>| {
             t.as_ref().map(|t| match t {
-                Val::Oid(id) => Val::Oid(*id),
-                Val::Symref(_) => Val::Oid(null),
+                Target::Object(id) => Target::Object(*id),
+                Target::Symref(_) => Target::Object(null),
             })
         };
         self.work.push(Work {
@@ -471,7 +460,7 @@ impl Planner<'_, '_> {
         w.log_only = true;
         w.no_deref = true;
         // The old value is checked on the referent; an old *target* stays.
-        if matches!(w.old, Some(Val::Oid(_))) {
+        if matches!(w.old, Some(Target::Object(_))) {
             w.old = None;
         }
         if self.is_affected(target) {
@@ -501,10 +490,10 @@ impl Planner<'_, '_> {
             ))
         };
         match &w.old {
-            Some(Val::Symref(expected)) if !w.is_symref => lock_err(
+            Some(Target::Symref(expected)) if !w.is_symref => lock_err(
                 Refusal::OldValue {
                     name: w.original().to_vec(),
-                    expected: RefState::Symref(expected.clone()),
+                    expected: RefState::Is(Target::Symref(expected.clone())),
                     actual: oid_state(cur_oid),
                 },
                 format!(
@@ -512,11 +501,11 @@ impl Planner<'_, '_> {
                     show(expected)
                 ),
             ),
-            Some(Val::Symref(expected)) if referent != expected.as_slice() => lock_err(
+            Some(Target::Symref(expected)) if referent != expected.as_slice() => lock_err(
                 Refusal::OldValue {
                     name: w.original().to_vec(),
-                    expected: RefState::Symref(expected.clone()),
-                    actual: RefState::Symref(referent.to_vec()),
+                    expected: RefState::Is(Target::Symref(expected.clone())),
+                    actual: RefState::Is(Target::Symref(referent.to_vec())),
                 },
                 format!(
                     "is at '{}' but expected '{}'",
@@ -524,7 +513,7 @@ impl Planner<'_, '_> {
                     show(expected)
                 ),
             ),
-            Some(Val::Oid(expected))
+            Some(Target::Object(expected))
                 if self.protect_dangling
                     && !w.log_only
                     && w.no_deref
@@ -539,7 +528,7 @@ impl Planner<'_, '_> {
                     "dangling symref already exists".to_string(),
                 )
             }
-            Some(Val::Oid(expected)) if *expected != cur_oid => {
+            Some(Target::Object(expected)) if *expected != cur_oid => {
                 let msg = if expected.is_null() {
                     "reference already exists".to_string()
                 } else if cur_oid.is_null() {
@@ -625,8 +614,8 @@ impl Planner<'_, '_> {
         // A symref update carries no object id: git compares the null id with the current
         // value, so it always writes unless the ref resolves to nothing.
         let changes = match &w.new {
-            Some(Val::Oid(id)) => *id != cur_oid,
-            Some(Val::Symref(_)) => !cur_oid.is_null(),
+            Some(Target::Object(id)) => *id != cur_oid,
+            Some(Target::Symref(_)) => !cur_oid.is_null(),
             None => false,
         };
         if w.is_symref || w.log_only || changes {
@@ -660,8 +649,8 @@ impl Planner<'_, '_> {
                 && (u.create_reflog || self.view.should_write_log(log_refs, &u.refname)?)
             {
                 match &u.new {
-                    Some(Val::Oid(_)) => true,
-                    Some(Val::Symref(t)) => match self.view.resolve_ref(t, true)? {
+                    Some(Target::Object(_)) => true,
+                    Some(Target::Symref(t)) => match self.view.resolve_ref(t, true)? {
                         Some(id) => {
                             extra.insert(q, LogExtra::Resolved(id));
                             true
@@ -728,9 +717,9 @@ fn write_records(
             continue;
         }
         rec.value = match &u.new {
-            Some(Val::Symref(t)) => RefValue::Symref(t.clone()),
-            Some(Val::Oid(id)) if id.is_null() => RefValue::Deletion,
-            Some(Val::Oid(id)) => match objects.kind(id)? {
+            Some(Target::Symref(t)) => RefValue::Symref(t.clone()),
+            Some(Target::Object(id)) if id.is_null() => RefValue::Deletion,
+            Some(Target::Object(id)) => match objects.kind(id)? {
                 ObjectKind::Tag { peeled } => RefValue::Peeled {
                     object: *id,
                     peeled,
@@ -787,7 +776,7 @@ fn write_records(
                 continue;
             }
             (Some(LogExtra::Resolved(id)), _) => *id,
-            (None, Some(Val::Oid(id))) => *id,
+            (None, Some(Target::Object(id))) => *id,
             (None, _) => continue,
         };
         entry.refname.clear();

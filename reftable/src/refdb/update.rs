@@ -2,14 +2,13 @@
 //! only), what it must be now, and the flags git's `update-ref --stdin` takes.
 
 use crate::hash::ObjectId;
+use crate::target::Target;
 
-/// The value an update gives a ref.
+/// What an update does to a ref: set it, or delete it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum NewValue {
-    /// Point the ref at an object.
-    Object(ObjectId),
-    /// Make the ref a symbolic ref to the named ref.
-    Symref(Vec<u8>),
+    /// Point the ref at an object, or make it a symbolic ref to the named ref.
+    Set(Target),
     /// Delete the ref (and its reflog).
     Delete,
 }
@@ -22,20 +21,35 @@ pub enum Expected {
     Any,
     /// The ref must not exist.
     Absent,
-    /// The ref (resolved through symrefs, unless `no_deref`) must be at this object.
-    Object(ObjectId),
-    /// The ref must be a symref to the named ref.
-    Symref(Vec<u8>),
+    /// The ref must be this: at this object (resolved through symrefs, unless
+    /// `no_deref`), or a symref to the named ref.
+    Is(Target),
+}
+
+fn set_object(id: ObjectId) -> Option<NewValue> {
+    Some(NewValue::Set(Target::Object(id)))
+}
+
+fn set_symref(target: &[u8]) -> Option<NewValue> {
+    Some(NewValue::Set(Target::Symref(target.to_vec())))
+}
+
+fn is_object(old: Option<ObjectId>, otherwise: Expected) -> Expected {
+    old.map_or(otherwise, |id| Expected::Is(Target::Object(id)))
+}
+
+fn is_symref(old: Option<&[u8]>, otherwise: Expected) -> Expected {
+    old.map_or(otherwise, |t| Expected::Is(Target::Symref(t.to_vec())))
 }
 
 /// One update of a transaction, in the terms of `git update-ref --stdin`.
 ///
 /// ```
 /// use reftable::refdb::{Expected, NewValue, RefUpdate};
-/// use reftable::ObjectId;
+/// use reftable::{ObjectId, Target};
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
 /// let u = RefUpdate::create("refs/heads/topic", id).message("branch: Created from main");
-/// assert_eq!(u.new, Some(NewValue::Object(id)));
+/// assert_eq!(u.new, Some(NewValue::Set(Target::Object(id))));
 /// assert_eq!(u.expected, Expected::Absent);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -73,31 +87,31 @@ impl RefUpdate {
 
     /// `update <ref> <new> [<old>]`.
     pub fn update(refname: impl AsRef<[u8]>, new: ObjectId, old: Option<ObjectId>) -> RefUpdate {
-        let expected = old.map_or(Expected::Any, Expected::Object);
-        RefUpdate::new(refname, Some(NewValue::Object(new)), expected)
+        RefUpdate::new(refname, set_object(new), is_object(old, Expected::Any))
     }
 
     /// `create <ref> <new>`: fails if the ref exists.
     pub fn create(refname: impl AsRef<[u8]>, new: ObjectId) -> RefUpdate {
-        RefUpdate::new(refname, Some(NewValue::Object(new)), Expected::Absent)
+        RefUpdate::new(refname, set_object(new), Expected::Absent)
     }
 
     /// `delete <ref> [<old>]`.
     pub fn delete(refname: impl AsRef<[u8]>, old: Option<ObjectId>) -> RefUpdate {
-        let expected = old.map_or(Expected::Any, Expected::Object);
-        RefUpdate::new(refname, Some(NewValue::Delete), expected)
+        RefUpdate::new(
+            refname,
+            Some(NewValue::Delete),
+            is_object(old, Expected::Any),
+        )
     }
 
     /// `verify <ref> [<old>]`: without `old`, the ref must not exist.
     pub fn verify(refname: impl AsRef<[u8]>, old: Option<ObjectId>) -> RefUpdate {
-        let expected = old.map_or(Expected::Absent, Expected::Object);
-        RefUpdate::new(refname, None, expected)
+        RefUpdate::new(refname, None, is_object(old, Expected::Absent))
     }
 
     /// `symref-create <ref> <target>`: fails if the ref exists.
     pub fn symref_create(refname: impl AsRef<[u8]>, target: impl AsRef<[u8]>) -> RefUpdate {
-        let new = NewValue::Symref(target.as_ref().to_vec());
-        RefUpdate::new(refname, Some(new), Expected::Absent)
+        RefUpdate::new(refname, set_symref(target.as_ref()), Expected::Absent)
     }
 
     /// `symref-update <ref> <target> [ref <old-target> | oid <old-oid>]`.
@@ -106,20 +120,18 @@ impl RefUpdate {
         target: impl AsRef<[u8]>,
         expected: Expected,
     ) -> RefUpdate {
-        let new = NewValue::Symref(target.as_ref().to_vec());
-        RefUpdate::new(refname, Some(new), expected)
+        RefUpdate::new(refname, set_symref(target.as_ref()), expected)
     }
 
     /// `symref-delete <ref> [<old-target>]` (always without dereferencing).
     pub fn symref_delete(refname: impl AsRef<[u8]>, old_target: Option<&[u8]>) -> RefUpdate {
-        let expected = old_target.map_or(Expected::Any, |t| Expected::Symref(t.to_vec()));
+        let expected = is_symref(old_target, Expected::Any);
         RefUpdate::new(refname, Some(NewValue::Delete), expected).no_deref()
     }
 
     /// `symref-verify <ref> [<old-target>]`: without a target, the ref must not exist.
     pub fn symref_verify(refname: impl AsRef<[u8]>, old_target: Option<&[u8]>) -> RefUpdate {
-        let expected = old_target.map_or(Expected::Absent, |t| Expected::Symref(t.to_vec()));
-        RefUpdate::new(refname, None, expected).no_deref()
+        RefUpdate::new(refname, None, is_symref(old_target, Expected::Absent)).no_deref()
     }
 
     /// Set the reflog message.
@@ -166,33 +178,36 @@ impl RefUpdate {
         if self.no_deref {
             out.push_str("option no-deref\n");
         }
+        use Target::{Object, Symref};
         let line = match (&self.new, &self.expected) {
-            (Some(NewValue::Object(n)), Expected::Absent) => format!("create {name} {n}"),
-            (Some(NewValue::Object(n)), Expected::Object(o)) => format!("update {name} {n} {o}"),
-            (Some(NewValue::Object(n)), Expected::Any) => format!("update {name} {n}"),
+            (Some(NewValue::Set(Object(n))), Expected::Absent) => format!("create {name} {n}"),
+            (Some(NewValue::Set(Object(n))), Expected::Is(Object(o))) => {
+                format!("update {name} {n} {o}")
+            }
+            (Some(NewValue::Set(Object(n))), Expected::Any) => format!("update {name} {n}"),
             // An object id with an old symref target has no update-ref syntax.
-            (Some(NewValue::Object(_)), Expected::Symref(_)) => return None,
-            (Some(NewValue::Delete), Expected::Symref(t)) => {
+            (Some(NewValue::Set(Object(_))), Expected::Is(Symref(_))) => return None,
+            (Some(NewValue::Delete), Expected::Is(Symref(t))) => {
                 format!("symref-delete {name} {}", show(t))
             }
-            (Some(NewValue::Delete), Expected::Object(o)) => format!("delete {name} {o}"),
+            (Some(NewValue::Delete), Expected::Is(Object(o))) => format!("delete {name} {o}"),
             // update-ref refuses a zero old value for `delete`.
             (Some(NewValue::Delete), Expected::Absent) => return None,
             (Some(NewValue::Delete), Expected::Any) => format!("delete {name}"),
-            (Some(NewValue::Symref(t)), Expected::Absent) => {
+            (Some(NewValue::Set(Symref(t))), Expected::Absent) => {
                 format!("symref-create {name} {}", show(t))
             }
-            (Some(NewValue::Symref(t)), Expected::Object(o)) => {
+            (Some(NewValue::Set(Symref(t))), Expected::Is(Object(o))) => {
                 format!("symref-update {name} {} oid {o}", show(t))
             }
-            (Some(NewValue::Symref(t)), Expected::Symref(o)) => {
+            (Some(NewValue::Set(Symref(t))), Expected::Is(Symref(o))) => {
                 format!("symref-update {name} {} ref {}", show(t), show(o))
             }
-            (Some(NewValue::Symref(t)), Expected::Any) => {
+            (Some(NewValue::Set(Symref(t))), Expected::Any) => {
                 format!("symref-update {name} {}", show(t))
             }
-            (None, Expected::Symref(t)) => format!("symref-verify {name} {}", show(t)),
-            (None, Expected::Object(o)) => format!("verify {name} {o}"),
+            (None, Expected::Is(Symref(t))) => format!("symref-verify {name} {}", show(t)),
+            (None, Expected::Is(Object(o))) => format!("verify {name} {o}"),
             (None, Expected::Absent) => format!("verify {name}"),
             // A check of nothing: `verify` without an old value checks for absence.
             (None, Expected::Any) => return None,

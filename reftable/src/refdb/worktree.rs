@@ -32,15 +32,16 @@ use std::path::{Path, PathBuf};
 use crate::codec::record::{LogRecord, RefRecord};
 use crate::error::{Error, Result};
 use crate::hash::{HashId, ObjectId};
-use crate::merged::MergedTable;
+use crate::merged::{MergedTable, RefLog};
 use crate::refname::{is_valid_refname, parse_worktree_ref, WorktreeRef};
 use crate::stack::{Addition, Stack};
 use crate::stack_reader::StackReader;
 
 use super::objects::ObjectLookup;
 use super::read::{LiveRefs, NoNames, OtherWorktrees, View, WorktreeView};
-use super::reflog::{reflog_names_of, Expired, ReflogEntries};
+use super::reflog::{Expired, ReflogNames};
 use super::rename::Placement;
+use super::select::{WorktreeReflogNames, WorktreeRefs};
 use super::transaction::{
     lock_stack, plan_updates, prefixed_refusal, to_work, writable_in_worktree, Planned,
     PreparedTransaction,
@@ -223,13 +224,10 @@ impl WorktreeRefDb {
 
     /// [`WorktreeRefDb::refs`] whose names start with `prefix`.
     pub fn refs_with_prefix(&self, prefix: &[u8]) -> Result<WorktreeRefs> {
-        Ok(WorktreeRefs {
-            own: LiveRefs::with_prefix(self.own.stack.merged(), prefix)?,
-            common: LiveRefs::with_prefix(self.common.stack.merged(), prefix)?,
-            own_next: None,
-            common_next: None,
-            current: None,
-        })
+        Ok(WorktreeRefs::new(
+            LiveRefs::with_prefix(self.own.stack.merged(), prefix)?,
+            LiveRefs::with_prefix(self.common.stack.merged(), prefix)?,
+        ))
     }
 
     /// Check that `name` could be created from this worktree (git's D/F check across both
@@ -240,10 +238,10 @@ impl WorktreeRefDb {
 
     /// The reflog of `name` (newest first, as [`RefDb::reflog`]) from the stack that keeps
     /// the ref.
-    pub fn reflog(&self, name: &[u8]) -> Result<ReflogEntries> {
+    pub fn reflog(&self, name: &[u8]) -> Result<RefLog> {
         match self.view().route(name)? {
-            Some((m, n)) => ReflogEntries::of(&m, n),
-            None => ReflogEntries::none(self.common.stack.merged()),
+            Some((m, n)) => RefLog::of(&m, n, true),
+            None => RefLog::none(self.common.stack.merged()),
         }
     }
 
@@ -254,26 +252,11 @@ impl WorktreeRefDb {
 
     /// Names with a reflog that this worktree sees, in name order (`git reflog list` in the
     /// worktree): its own stack's and the common stack's shared ones.
-    pub fn reflog_names(&self) -> Result<Vec<Vec<u8>>> {
-        let own = reflog_names_of(self.own.stack.merged())?;
-        let mut common = reflog_names_of(self.common.stack.merged())?;
-        common.retain(|n| matches!(parse_worktree_ref(n), WorktreeRef::Shared(_)));
-        let mut out = Vec::with_capacity(own.len() + common.len());
-        let (mut a, mut b) = (own.into_iter().peekable(), common.into_iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x == y => {
-                    b.next();
-                    a.next()
-                }
-                (Some(x), Some(y)) if x < y => a.next(),
-                (_, Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, None) => break,
-            };
-            out.extend(next);
-        }
-        Ok(out)
+    pub fn reflog_names(&self) -> Result<WorktreeReflogNames> {
+        Ok(WorktreeReflogNames::new(
+            ReflogNames::of(self.own.stack.merged())?,
+            ReflogNames::of(self.common.stack.merged())?,
+        ))
     }
 
     /// The database and name a reflog write of `name` goes to: git's reflog commands
@@ -374,56 +357,6 @@ impl WorktreeRefDb {
                     .move_ref(old, new, message, committer, rename, placement)
             }
         }
-    }
-}
-
-/// The live refs a linked worktree sees, in name order: its own stack's records and the
-/// common stack's shared refs, merged (git's `ref_iterator_select`). Each record is lent by
-/// [`WorktreeRefs::next_ref`]; the [`Iterator`] implementation clones it.
-#[derive(Debug)]
-pub struct WorktreeRefs {
-    own: LiveRefs,
-    common: LiveRefs,
-    own_next: Option<RefRecord>,
-    common_next: Option<RefRecord>,
-    current: Option<RefRecord>,
-}
-
-impl WorktreeRefs {
-    /// The next live ref, borrowed until the next call.
-    pub fn next_ref(&mut self) -> Result<Option<&RefRecord>> {
-        if self.own_next.is_none() {
-            self.own_next = self.own.next_ref()?.cloned();
-        }
-        while self.common_next.is_none() {
-            match self.common.next_ref()? {
-                None => break,
-                Some(r) if matches!(parse_worktree_ref(&r.refname), WorktreeRef::Shared(_)) => {
-                    self.common_next = Some(r.clone());
-                }
-                // The main worktree's own refs.
-                Some(_) => {}
-            }
-        }
-        self.current = match (&self.own_next, &self.common_next) {
-            (Some(a), Some(b)) if a.refname == b.refname => {
-                self.common_next = None;
-                self.own_next.take()
-            }
-            (Some(a), Some(b)) if a.refname < b.refname => self.own_next.take(),
-            (_, Some(_)) => self.common_next.take(),
-            (Some(_), None) => self.own_next.take(),
-            (None, None) => None,
-        };
-        Ok(self.current.as_ref())
-    }
-}
-
-impl Iterator for WorktreeRefs {
-    type Item = Result<RefRecord>;
-
-    fn next(&mut self) -> Option<Result<RefRecord>> {
-        self.next_ref().map(|r| r.cloned()).transpose()
     }
 }
 
@@ -787,7 +720,7 @@ mod tests {
             (b"refs/heads/wtb".to_vec(), Some(id(2))),
         ];
         assert_eq!(names, want);
-        let logs = wt.reflog_names().unwrap();
+        let logs: Vec<Vec<u8>> = wt.reflog_names().unwrap().map(Result::unwrap).collect();
         assert_eq!(
             logs,
             [

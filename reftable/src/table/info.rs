@@ -69,7 +69,7 @@ pub(super) fn corrupt(offset: u64, msg: impl Into<String>) -> Error {
 }
 
 /// Check a table's header and footer and work out where its sections are.
-pub fn parse_info(data: &[u8]) -> Result<TableInfo> {
+pub(crate) fn parse_info(data: &[u8]) -> Result<TableInfo> {
     let footer = Footer::decode(data)?;
     let header = footer.header;
     let hsize = header.size();

@@ -1,13 +1,12 @@
-//! A table's reads: iterators over its sections, point lookups, refs by object id (through
-//! the obj section when there is one) and the records of one block.
+//! A table's reads: iterators over its sections, point lookups and the records of one block
+//! (the refs at one object id: `refs_for.rs`).
 
 use super::info::corrupt;
 use super::iter::TableIter;
 use super::open::Table;
 use crate::codec::block::BlockInfo;
-use crate::codec::record::{LogRecord, ObjRecord, Record, RefRecord};
+use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::Result;
-use crate::hash::ObjectId;
 
 impl Table {
     /// An iterator over every record of `R`'s section, in key order.
@@ -73,65 +72,6 @@ impl Table {
         self.seek(&LogRecord::seek_key(name, update_index))
     }
 
-    /// Refs whose value or peeled value is `id`, in table order, tombstones excluded.
-    /// Uses the obj section when the table has one, else scans every ref.
-    pub fn refs_for(&self, id: &ObjectId) -> Result<Vec<RefRecord>> {
-        let info = self.info();
-        if !info.objs.present {
-            return self.scan_refs_for(id);
-        }
-        let len = (info.obj_id_len as usize).min(id.len());
-        let prefix = &id.as_bytes()[..len];
-        let mut it = self.seek::<ObjRecord>(prefix)?;
-        let offsets = match it.next_record()? {
-            Some(o) if o.hash_prefix == prefix => o.offsets.clone(),
-            _ => return Ok(Vec::new()),
-        };
-        if offsets.is_empty() {
-            return self.scan_refs_for(id);
-        }
-        self.refs_in_blocks(id, &offsets)
-    }
-
-    /// [`Table::refs_for`] by reading every ref.
-    fn scan_refs_for(&self, id: &ObjectId) -> Result<Vec<RefRecord>> {
-        let mut out = Vec::new();
-        let mut it = self.refs()?;
-        while let Some(r) = it.next_record()? {
-            if points_at(r, id) {
-                out.push(r.clone());
-            }
-        }
-        Ok(out)
-    }
-
-    /// [`Table::refs_for`] through the ref blocks at `offsets`, an obj record's list.
-    fn refs_in_blocks(&self, id: &ObjectId, offsets: &[u64]) -> Result<Vec<RefRecord>> {
-        let mut out = Vec::new();
-        let mut refs = TableIter::<RefRecord>::new(self.clone());
-        let mut next_free = 0u64;
-        for &off in offsets {
-            // Each listed block is visited once: an offset inside a block already visited
-            // is corrupt (and would make the lookup quadratic).
-            if off < next_free {
-                return Err(self.err(corrupt(
-                    off,
-                    "obj record lists a position inside a ref block it already listed",
-                )));
-            }
-            refs.load_single_block(off).map_err(|e| self.err(e))?;
-            if let Some(b) = refs.block() {
-                next_free = b.offset + b.full_size as u64;
-            }
-            while let Some(r) = refs.next_in_block().map_err(|e| self.err(e))? {
-                if points_at(r, id) {
-                    out.push(r.clone());
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// Decode every record of the block described by `info` (from [`Table::blocks`]).
     pub fn block_records<R: Record>(&self, info: &BlockInfo) -> Result<Vec<R>> {
         let mut it = TableIter::<R>::new(self.clone());
@@ -143,47 +83,5 @@ impl Table {
             out.push(r.clone());
         }
         Ok(out)
-    }
-}
-
-/// Whether `r`'s value or peeled value is `id`.
-fn points_at(r: &RefRecord, id: &ObjectId) -> bool {
-    r.value_id() == Some(id) || r.peeled_id() == Some(id)
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::codec::record::{ObjRecord, RefRecord, RefValue};
-    use crate::table::testing::{id, write};
-    use crate::WriteOptions;
-
-    /// Looking up an id no ref has decodes only the obj records the seek needs, never the
-    /// ref blocks of the next prefix.
-    #[test]
-    fn refs_for_a_missing_id_reads_no_ref_block() {
-        // Refs to even ids only: an odd id's prefix falls between two obj records.
-        let even: Vec<RefRecord> = (0..2000u16)
-            .map(|i| {
-                RefRecord::new(
-                    format!("refs/heads/b{i:05}"),
-                    1,
-                    RefValue::Object(id(2 * i)),
-                )
-            })
-            .collect();
-        let t = write(&even, &[], WriteOptions::default());
-        assert!(t.info().objs.present);
-        let missing = id(1001);
-        let prefix = &missing.as_bytes()[..usize::from(t.info().obj_id_len)];
-        let before = t.stats();
-        {
-            let mut it = t.seek::<ObjRecord>(prefix).unwrap();
-            it.next_record().unwrap();
-        }
-        let seek_only = t.stats().since(before);
-        let before = t.stats();
-        assert!(t.refs_for(&missing).unwrap().is_empty());
-        assert_eq!(t.stats().since(before), seek_only);
-        assert_eq!(t.refs_for(&id(1998)).unwrap().len(), 1);
     }
 }

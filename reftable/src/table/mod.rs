@@ -19,11 +19,13 @@ mod lookup;
 mod open;
 mod peek;
 mod pool;
+mod refs_for;
 mod seek;
 #[cfg(test)]
 mod testing;
 
 pub(crate) use budget::Budget;
-pub use info::{parse_info, Section, TableInfo};
+pub use info::{Section, TableInfo};
 pub use iter::TableIter;
 pub use open::Table;
+pub use refs_for::RefsFor;

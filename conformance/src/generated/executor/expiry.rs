@@ -7,7 +7,8 @@
 //! must agree (existence-only reflogs aside: git and the compaction keep those by other rules).
 
 use reftable::refdb::RefDbOptions;
-use reftable::{LogExpiry, Stack};
+use reftable::stack::LogExpiry;
+use reftable::Stack;
 
 use crate::finding::divergence::Check;
 

@@ -334,9 +334,9 @@ impl Executor<'_> {
             .git
             .run(&wt.git_path(), &["reflog", "list"], "", self.tick);
         self.count(Check::GitReflogs);
-        let ours: Result<Vec<String>, _> = ours.map(|v| {
-            v.iter()
-                .map(|n| String::from_utf8_lossy(n).into_owned())
+        let ours: Result<Vec<String>, _> = ours.and_then(|names| {
+            names
+                .map(|n| n.map(|n| String::from_utf8_lossy(&n).into_owned()))
                 .collect()
         });
         let theirs: Vec<String> = out.stdout.lines().map(str::to_string).collect();

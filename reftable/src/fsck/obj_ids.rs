@@ -1,17 +1,10 @@
-//! The obj section against the refs, both ways.
-//!
-//! A table of millions of refs has about as many obj records, so what is collected for this
-//! check is kept flat: fixed-width entries in a few buffers, a few bytes more than the ids
-//! themselves per ref, never a map node or a copied ref name per object id.
+//! What the obj check collects, kept flat: a table of millions of refs has about as many
+//! obj records, so the refs' object id prefixes and the obj records of a block are
+//! fixed-width entries in a few buffers, a few bytes more than the ids themselves per ref,
+//! never a map node or a copied ref name per object id.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
-
-use reftable::codec::block::BlockInfo;
-use reftable::RefRecord;
-
-use super::{TableChecker, MAX_PROBLEMS_PER_FILE};
-use crate::text::{hex, show_bytes};
 
 /// Object id prefixes of the refs with the ref block each ref is in: one entry per
 /// (prefix, block), the prefix followed by the block's ordinal among the ref blocks
@@ -24,7 +17,7 @@ pub(super) struct RefIds {
     /// Offsets of the ref blocks that have entries, in file order (ordinal -> offset).
     blocks: Vec<u64>,
     /// Sorted: the obj records are being checked, later refs are not taken.
-    finished: bool,
+    pub(super) finished: bool,
 }
 
 impl RefIds {
@@ -48,7 +41,7 @@ impl RefIds {
         self.data.extend_from_slice(&ordinal.to_be_bytes());
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.data.len().checked_div(self.width).unwrap_or(0)
     }
 
@@ -59,12 +52,12 @@ impl RefIds {
         (p, self.blocks[ord as usize])
     }
 
-    fn entry(&self, i: usize) -> (&[u8], u64) {
+    pub(super) fn entry(&self, i: usize) -> (&[u8], u64) {
         self.entry_at(i * self.width)
     }
 
     /// Sort the entries and drop repeats, in place.
-    fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         if self.finished {
             return;
         }
@@ -86,7 +79,7 @@ impl RefIds {
     }
 
     /// The entries whose prefix is `prefix` (after [`RefIds::finish`]).
-    fn find(&self, prefix: &[u8]) -> Range<usize> {
+    pub(super) fn find(&self, prefix: &[u8]) -> Range<usize> {
         let n = self.len();
         let lo = partition(n, |i| self.entry(i).0 < prefix);
         let hi = partition(n, |i| self.entry(i).0 <= prefix);
@@ -149,7 +142,7 @@ pub(super) struct ObjEntries {
     prefixes: Vec<u8>,
     offsets: Vec<u64>,
     /// Per record: the end of its offsets in `offsets`, its position in the block.
-    records: Vec<(usize, usize)>,
+    pub(super) records: Vec<(usize, usize)>,
 }
 
 impl ObjEntries {
@@ -160,7 +153,7 @@ impl ObjEntries {
         self.records.push((self.offsets.len(), at));
     }
 
-    fn get(&self, i: usize) -> (&[u8], &[u64], usize) {
+    pub(super) fn get(&self, i: usize) -> (&[u8], &[u64], usize) {
         let (end, at) = self.records[i];
         let start = if i == 0 { 0 } else { self.records[i - 1].0 };
         (
@@ -170,7 +163,7 @@ impl ObjEntries {
         )
     }
 
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.prefixes.clear();
         self.offsets.clear();
         self.records.clear();
@@ -184,133 +177,15 @@ pub(super) struct ObjCheck {
     pub(super) ids: RefIds,
     pub(super) ref_blocks: BTreeSet<u64>,
     pub(super) block: ObjEntries,
-    seen: Vec<bool>,
+    pub(super) seen: Vec<bool>,
 }
 
 impl ObjCheck {
     /// Sort the prefixes once the refs are all read (at the first obj block, or at the end).
-    fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         if !self.ids.finished {
             self.ids.finish();
             self.seen = vec![false; self.ids.len()];
-        }
-    }
-}
-
-impl TableChecker<'_> {
-    /// Check the obj records of block `b` (collected in `self.c.obj.block`) against the
-    /// refs, which come before the obj section: every ref block a record lists has a ref
-    /// with the prefix and every such block is listed.
-    pub(super) fn check_obj_block(&mut self, b: &BlockInfo) {
-        let mut check = std::mem::take(&mut self.c.obj);
-        check.finish();
-        let ObjCheck {
-            ids,
-            ref_blocks,
-            block: objs,
-            seen,
-        } = &mut check;
-        for k in 0..objs.records.len() {
-            let (prefix, offsets, at) = objs.get(k);
-            let p = hex(prefix);
-            let want = ids.find(prefix);
-            if want.is_empty() {
-                let msg = format!("obj record {p} matches no ref's object id");
-                self.r.in_block(b, at, &msg);
-                continue;
-            }
-            want.clone().for_each(|i| seen[i] = true);
-            if offsets.is_empty() {
-                continue; // "Scan all refs": valid for any prefix some ref has.
-            }
-            if offsets.windows(2).any(|w| w[1] <= w[0]) {
-                let msg = format!("obj record {p} lists block offsets that are not increasing");
-                self.r.in_block(b, at, &msg);
-            }
-            for &off in offsets {
-                let msg = if !ref_blocks.contains(&off) {
-                    format!("obj record {p} points at offset {off}, which is not a ref block")
-                } else if !want.clone().any(|i| ids.entry(i).1 == off) {
-                    format!(
-                        "obj record {p} lists the ref block at {off}, \
-                         which has no ref to an object with this prefix"
-                    )
-                } else {
-                    continue;
-                };
-                self.r.in_block(b, at, &msg);
-            }
-            for i in want {
-                let off = ids.entry(i).1;
-                if !offsets.contains(&off) {
-                    let msg = format!(
-                        "obj record {p} does not list the ref block at {off}, \
-                         which has a ref to an object with this prefix"
-                    );
-                    self.r.in_block(b, at, &msg);
-                }
-            }
-        }
-        objs.clear();
-        self.c.obj = check;
-    }
-
-    /// After a complete walk of a table with an obj section: the refs' prefixes no obj
-    /// record had.
-    pub(super) fn objs_done(&mut self) {
-        let mut check = std::mem::take(&mut self.c.obj);
-        check.finish();
-        self.unlisted_prefixes(&check.ids, &check.seen);
-    }
-
-    /// Report the prefixes of refs' ids that no obj record has, naming one ref for each of
-    /// those shown (found by one more pass over the refs, only when there are any).
-    fn unlisted_prefixes(&mut self, ids: &RefIds, seen: &[bool]) {
-        let mut missing: Vec<&[u8]> = Vec::new();
-        let mut count = 0;
-        let mut last: Option<&[u8]> = None;
-        for (i, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
-            let p = ids.entry(i).0;
-            if last.replace(p) == Some(p) {
-                continue; // the same prefix in another block
-            }
-            count += 1;
-            if missing.len() < MAX_PROBLEMS_PER_FILE {
-                missing.push(p);
-            }
-        }
-        if count == 0 {
-            return;
-        }
-        let mut names: Vec<Option<Vec<u8>>> = vec![None; missing.len()];
-        if let Ok(mut it) = self.t.refs() {
-            while let Some(Ok(r)) = it.next() {
-                name_refs(&r, &missing, &mut names);
-            }
-        }
-        let at = self.t.info().objs.offset;
-        for (p, name) in missing.iter().zip(names) {
-            let name = name.map_or("?".to_string(), |n| show_bytes(&n, 200));
-            let msg = format!(
-                "obj section has no record for object id prefix {} (ref {name})",
-                hex(p)
-            );
-            self.r.at(at, msg);
-        }
-        for _ in missing.len()..count {
-            self.r
-                .at(at, "obj section has no record for an object id prefix");
-        }
-    }
-}
-
-/// Note `r`'s name for each of the `wanted` prefixes its ids have and that has no name yet.
-fn name_refs(r: &RefRecord, wanted: &[&[u8]], names: &mut [Option<Vec<u8>>]) {
-    for id in r.value_id().into_iter().chain(r.peeled_id()) {
-        for (p, n) in wanted.iter().zip(names.iter_mut()) {
-            if n.is_none() && id.as_bytes().starts_with(p) {
-                *n = Some(r.refname.clone());
-            }
         }
     }
 }

@@ -16,6 +16,10 @@ use crate::hash::HashId;
 use crate::stats::{Stats, StatsSink};
 use crate::table::{Budget, Table, TableIter};
 
+mod ref_log;
+
+pub use ref_log::RefLog;
+
 /// Inflated log data the table iterators of one merged iterator may hold together before
 /// the idle ones let theirs go, unless [`MergedTable::set_inflate_budget`] says otherwise.
 pub const INFLATE_BUDGET: usize = 32 << 20;
@@ -47,7 +51,7 @@ pub const INFLATE_BUDGET: usize = 32 << 20;
 /// let live: Vec<_> = merged.refs().unwrap().map(|r| r.unwrap())
 ///     .filter(|r| !r.is_deletion()).map(|r| r.refname).collect();
 /// assert_eq!(live, [b"b".to_vec()]);
-/// # use reftable::Record;
+/// # use reftable::codec::record::Record;
 /// ```
 #[derive(Clone, Debug)]
 pub struct MergedTable {
@@ -196,22 +200,6 @@ impl MergedTable {
     /// Log records from the newest entry of `name` on.
     pub fn seek_log(&self, name: &[u8]) -> Result<MergedIter<LogRecord>> {
         self.seek(&LogRecord::seek_key(name, u64::MAX))
-    }
-
-    /// The live reflog of `name`, newest first (tombstones removed). Stops at the first
-    /// record of another ref.
-    pub fn read_log(&self, name: &[u8]) -> Result<Vec<LogRecord>> {
-        let mut it = self.seek_log(name)?;
-        let mut out = Vec::new();
-        while let Some(l) = it.next_record()? {
-            if l.refname != name {
-                break;
-            }
-            if !l.is_deletion() {
-                out.push(l.clone());
-            }
-        }
-        Ok(out)
     }
 
     /// Sum of the counters of every table's iterators so far, and of the merged
@@ -639,8 +627,7 @@ mod tests {
         let live: Vec<u64> = m
             .read_log(b"a")
             .unwrap()
-            .iter()
-            .map(|x| x.update_index)
+            .map(|x| x.unwrap().update_index)
             .collect();
         assert_eq!(live, [3, 1]);
     }

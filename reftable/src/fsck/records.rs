@@ -1,70 +1,17 @@
-//! Per-record checks: keys in order, record contents, and what the table-wide checks need
-//! (last keys of blocks, index entries, obj records, object ids of refs).
+//! Per-record checks: keys in order, record contents, and collecting what the table-wide
+//! checks need (last keys of blocks, index entries, obj records, object ids of refs).
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 
-use reftable::codec::block::BlockInfo;
-use reftable::codec::format::BlockType;
-use reftable::refdb::is_existence_marker;
-use reftable::refname::is_valid_refname;
-use reftable::walk::{self, DecodedRecord};
-use reftable::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
-
-use super::objs::ObjCheck;
-use super::{SectionRange, TableChecker};
-use crate::text::{hex, show_bytes, show_log_key};
-
-/// A key, remembered compactly: its hash and length, and its start for messages.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct KeySig {
-    pub(super) hash: u64,
-    pub(super) len: usize,
-    pub(super) shown: String,
-}
-
-impl KeySig {
-    pub(super) fn new(key: &[u8], log_keys: bool) -> KeySig {
-        let mut h = DefaultHasher::new();
-        key.hash(&mut h);
-        KeySig {
-            hash: h.finish(),
-            len: key.len(),
-            shown: if log_keys {
-                show_log_key(key)
-            } else {
-                show_bytes(key, 100)
-            },
-        }
-    }
-
-    pub(super) fn same(&self, other: &KeySig) -> bool {
-        self.hash == other.hash && self.len == other.len
-    }
-}
-
-/// An index entry: the key it promises and the block it points at.
-#[derive(Clone, Debug)]
-pub(super) struct IndexEntry {
-    pub(super) key: KeySig,
-    pub(super) target: u64,
-    /// Where the entry is, for messages.
-    pub(super) block: BlockInfo,
-    pub(super) at: usize,
-}
-
-/// What the record checks of a table collect for the checks that need the whole table.
-#[derive(Default)]
-pub(super) struct Collected {
-    /// Last key of every block that decoded completely, by block offset.
-    pub(super) last_keys: BTreeMap<u64, KeySig>,
-    /// Index entries by index block offset.
-    pub(super) index: BTreeMap<u64, Vec<IndexEntry>>,
-    /// The refs' object id prefixes (`obj_id_len` bytes) and ref blocks, checked against
-    /// the obj records block by block.
-    pub(super) obj: ObjCheck,
-}
+use super::checker::{SectionRange, TableChecker};
+use super::collected::{IndexEntry, KeySig};
+use super::finding::FindingKind;
+use super::shown::{hex, show_bytes, show_log_key};
+use crate::codec::block::BlockInfo;
+use crate::codec::format::BlockType;
+use crate::codec::record::{IndexRecord, LogRecord, LogValue, ObjRecord, RefRecord, RefValue};
+use crate::refname::is_valid_refname;
+use crate::walk::{self, DecodedRecord};
 
 /// Keys of the data blocks of one section, carried from block to block.
 #[derive(Default)]
@@ -76,40 +23,47 @@ pub(super) struct KeyOrder {
 /// A problem found while decoding, before it is located.
 pub(super) type Issue = (usize, String);
 
-/// Check key order for one record; `first` is true for the first record of a block.
-pub(super) fn check_order(
-    order: &mut KeyOrder,
-    key: &[u8],
-    first: bool,
+/// What the checks of one block's records gather: the key order (carried over from the
+/// section's previous block), where each record starts, and the problems found.
+struct BlockKeys<'o> {
+    order: &'o mut KeyOrder,
+    /// Offset of each record, and whether its prefix length is 0.
+    starts: Vec<(usize, bool)>,
+    issues: Vec<Issue>,
+    /// Whether the keys are log keys (shown as `name@{index}`).
     log: bool,
-    issues: &mut Vec<Issue>,
-    at: usize,
-) {
-    if order.have_prev && key <= order.prev.as_slice() {
-        let show = |k: &[u8]| {
-            if log {
-                show_log_key(k)
-            } else {
-                show_bytes(k, 100)
-            }
-        };
-        issues.push((
-            at,
-            format!(
-                "key {} is not greater than {} {}",
-                show(key),
-                if first {
-                    "the last key of the previous block,"
+}
+
+impl BlockKeys<'_> {
+    /// Note a record at `at` with key `key`: it must sort after the one before it.
+    fn record(&mut self, key: &[u8], at: usize, prefix_len: usize) {
+        let order = &mut *self.order;
+        if order.have_prev && key <= order.prev.as_slice() {
+            let log = self.log;
+            let show = |k: &[u8]| {
+                if log {
+                    show_log_key(k)
                 } else {
-                    "the previous key,"
-                },
+                    show_bytes(k, 100)
+                }
+            };
+            let before = if self.starts.is_empty() {
+                "the last key of the previous block,"
+            } else {
+                "the previous key,"
+            };
+            let what = format!(
+                "key {} is not greater than {before} {}",
+                show(key),
                 show(&order.prev)
-            ),
-        ));
+            );
+            self.issues.push((at, what));
+        }
+        order.prev.clear();
+        order.prev.extend_from_slice(key);
+        order.have_prev = true;
+        self.starts.push((at, prefix_len == 0));
     }
-    order.prev.clear();
-    order.prev.extend_from_slice(key);
-    order.have_prev = true;
 }
 
 impl TableChecker<'_> {
@@ -136,29 +90,41 @@ impl TableChecker<'_> {
             } else {
                 orders.entry(section.unwrap_or(b.block_type)).or_default()
             };
-            let mut starts: Vec<(usize, bool)> = Vec::new();
-            let mut issues: Vec<Issue> = Vec::new();
-            let err = match b.block_type {
-                BlockType::Ref => self.ref_records(b, data, order, &mut starts, &mut issues),
-                BlockType::Log => self.log_records(b, data, order, &mut starts, &mut issues),
-                BlockType::Obj => self.obj_records(b, data, order, &mut starts, &mut issues),
-                BlockType::Index => {
-                    self.index_records(b, data, order, &mut starts, &mut issues, section)
-                }
+            let log = match b.block_type {
+                BlockType::Log => true,
+                BlockType::Index => section == Some(BlockType::Log),
+                _ => false,
             };
+            let mut keys = BlockKeys {
+                order,
+                starts: Vec::new(),
+                issues: Vec::new(),
+                log,
+            };
+            let err = match b.block_type {
+                BlockType::Ref => self.ref_records(b, data, &mut keys),
+                BlockType::Log => self.log_records(b, data, &mut keys),
+                BlockType::Obj => self.obj_records(b, data, &mut keys),
+                BlockType::Index => self.index_records(b, data, &mut keys),
+            };
+            let BlockKeys {
+                order,
+                starts,
+                issues,
+                ..
+            } = keys;
             // The block's last key, for the index checks: only when every record decoded.
             if err.is_none() && !starts.is_empty() {
                 let log = section == Some(BlockType::Log);
-                self.c
-                    .last_keys
-                    .insert(b.offset, KeySig::new(&order.prev, log));
+                let last = KeySig::new(&order.prev, log);
+                self.c.last_keys.insert(b.offset, last);
             }
             for (at, what) in issues {
-                self.r.in_block(b, at, &what);
+                self.r.in_block(FindingKind::Record, b, at, &what);
             }
             if let Some((at, msg)) = err {
-                self.r
-                    .in_block(b, at, &format!("cannot decode record: {msg}"));
+                let what = format!("cannot decode record: {msg}");
+                self.r.in_block(FindingKind::Record, b, at, &what);
             }
             self.restarts(b, data, &starts, err.map(|(at, _)| at));
             if b.block_type == BlockType::Obj {
@@ -171,9 +137,7 @@ impl TableChecker<'_> {
         &mut self,
         b: &BlockInfo,
         data: &[u8],
-        order: &mut KeyOrder,
-        starts: &mut Vec<(usize, bool)>,
-        issues: &mut Vec<Issue>,
+        keys: &mut BlockKeys<'_>,
     ) -> Option<(usize, &'static str)> {
         let i = *self.t.info();
         let obj_len = usize::from(i.obj_id_len);
@@ -185,12 +149,11 @@ impl TableChecker<'_> {
             data,
             &self.t.codec_context(),
             |d: DecodedRecord<'_, RefRecord>| {
-                check_order(order, d.key, starts.is_empty(), false, issues, d.offset);
-                starts.push((d.offset, d.prefix_len == 0));
+                keys.record(d.key, d.offset, d.prefix_len);
                 let r = d.rec;
                 let name = show_bytes(&r.refname, 200);
                 if r.update_index < i.min_update_index || r.update_index > i.max_update_index {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!(
                             "ref {name} has update index {} outside the table's {}..{}",
@@ -199,18 +162,20 @@ impl TableChecker<'_> {
                     ));
                 }
                 if r.refname.contains(&0) {
-                    issues.push((d.offset, format!("ref name {name} contains a NUL byte")));
+                    keys.issues
+                        .push((d.offset, format!("ref name {name} contains a NUL byte")));
                 } else if !is_valid_refname(&r.refname, true) {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!("ref name {name} is not a valid git ref name"),
                     ));
                 }
                 if let RefValue::Symref(t) = &r.value {
                     if t.is_empty() {
-                        issues.push((d.offset, format!("symref {name} has an empty target")));
+                        keys.issues
+                            .push((d.offset, format!("symref {name} has an empty target")));
                     } else if t.contains(&0) {
-                        issues.push((
+                        keys.issues.push((
                             d.offset,
                             format!("symref {name} target contains a NUL byte"),
                         ));
@@ -229,9 +194,7 @@ impl TableChecker<'_> {
         &mut self,
         b: &BlockInfo,
         data: &[u8],
-        order: &mut KeyOrder,
-        starts: &mut Vec<(usize, bool)>,
-        issues: &mut Vec<Issue>,
+        keys: &mut BlockKeys<'_>,
     ) -> Option<(usize, &'static str)> {
         let max = self.t.info().max_update_index;
         let mut log = std::mem::take(&mut self.s.log);
@@ -241,12 +204,11 @@ impl TableChecker<'_> {
             &self.t.codec_context(),
             &mut log,
             |d: DecodedRecord<'_, LogRecord>| {
-                check_order(order, d.key, starts.is_empty(), true, issues, d.offset);
-                starts.push((d.offset, d.prefix_len == 0));
+                keys.record(d.key, d.offset, d.prefix_len);
                 let l = d.rec;
                 let name = show_log_key(d.key);
                 if d.value_type > 1 {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!(
                             "log {name} has value type {} (git writes 0 or 1)",
@@ -255,25 +217,25 @@ impl TableChecker<'_> {
                     ));
                 }
                 if l.update_index > max {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!("log {name} has an update index above the table's maximum {max}"),
                     ));
                 }
                 if l.refname.contains(&0) {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!("log {name}: ref name contains a NUL byte"),
                     ));
                 } else if !is_valid_refname(&l.refname, true) {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!("log {name}: ref name is not a valid git ref name"),
                     ));
                 }
                 if let LogValue::Update(u) = &l.value {
                     let m = &u.message;
-                    let marker = is_existence_marker(l);
+                    let marker = l.is_existence_marker();
                     let body = m.strip_suffix(b"\n");
                     let bad = match body {
                         None => !(m.is_empty() && marker),
@@ -289,7 +251,8 @@ impl TableChecker<'_> {
                         } else {
                             "has more than one line".to_string()
                         };
-                        issues.push((d.offset, format!("log {name}: message {what}")));
+                        keys.issues
+                            .push((d.offset, format!("log {name}: message {what}")));
                     }
                 }
             },
@@ -302,9 +265,7 @@ impl TableChecker<'_> {
         &mut self,
         b: &BlockInfo,
         data: &[u8],
-        order: &mut KeyOrder,
-        starts: &mut Vec<(usize, bool)>,
-        issues: &mut Vec<Issue>,
+        keys: &mut BlockKeys<'_>,
     ) -> Option<(usize, &'static str)> {
         let obj_len = usize::from(self.t.info().obj_id_len);
         let objs = &mut self.c.obj.block;
@@ -313,11 +274,10 @@ impl TableChecker<'_> {
             data,
             &self.t.codec_context(),
             |d: DecodedRecord<'_, ObjRecord>| {
-                check_order(order, d.key, starts.is_empty(), false, issues, d.offset);
-                starts.push((d.offset, d.prefix_len == 0));
+                keys.record(d.key, d.offset, d.prefix_len);
                 let o = d.rec;
                 if o.hash_prefix.len() != obj_len {
-                    issues.push((
+                    keys.issues.push((
                         d.offset,
                         format!(
                             "obj record key {} is {} bytes long, \
@@ -337,20 +297,16 @@ impl TableChecker<'_> {
         &mut self,
         b: &BlockInfo,
         data: &[u8],
-        order: &mut KeyOrder,
-        starts: &mut Vec<(usize, bool)>,
-        issues: &mut Vec<Issue>,
-        section: Option<BlockType>,
+        keys: &mut BlockKeys<'_>,
     ) -> Option<(usize, &'static str)> {
-        let log = section == Some(BlockType::Log);
+        let log = keys.log;
         let mut entries = Vec::new();
         let err = walk::for_each_record::<IndexRecord>(
             b,
             data,
             &self.t.codec_context(),
             |d: DecodedRecord<'_, IndexRecord>| {
-                check_order(order, d.key, starts.is_empty(), log, issues, d.offset);
-                starts.push((d.offset, d.prefix_len == 0));
+                keys.record(d.key, d.offset, d.prefix_len);
                 entries.push(IndexEntry {
                     key: KeySig::new(d.key, log),
                     target: d.rec.offset,

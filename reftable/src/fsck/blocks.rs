@@ -3,12 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use reftable::codec::block::BlockInfo;
-use reftable::codec::format::BlockType;
-use reftable::walk;
-use reftable::BlockWalk;
-
-use super::{SectionRange, TableChecker};
+use super::checker::{SectionRange, TableChecker};
+use super::finding::FindingKind;
+use crate::codec::block::BlockInfo;
+use crate::codec::format::BlockType;
+use crate::walk::{self, BlockWalk};
 
 impl TableChecker<'_> {
     /// Walk the blocks once: the checks that need only the block itself, then its records
@@ -42,6 +41,7 @@ impl TableChecker<'_> {
             let tn = b.block_type.byte() as char;
             if b.restart_count == 0 {
                 self.r.at(
+                    FindingKind::Block,
                     b.offset + b.header_off as u64,
                     format!("'{tn}' block has no restart points (git 2.47 aborts reading it)"),
                 );
@@ -56,6 +56,7 @@ impl TableChecker<'_> {
                 let extent = b.header_off + 4 + b.compressed_len;
                 if extent > reads {
                     self.r.at(
+                        FindingKind::UnreadableByGit,
                         b.offset,
                         format!(
                             "log block's compressed data ends {extent} bytes from the block start, \
@@ -67,6 +68,7 @@ impl TableChecker<'_> {
             } else {
                 if b.full_size < b.block_len {
                     self.r.at(
+                        FindingKind::Block,
                         b.offset + b.header_off as u64 + 1,
                         format!(
                             "block_len {} is larger than the block size {}: the next block \
@@ -80,6 +82,7 @@ impl TableChecker<'_> {
                 if start < end {
                     if let Some(k) = bytes[start..end].iter().position(|&c| c != 0) {
                         self.r.at(
+                            FindingKind::Block,
                             (start + k) as u64,
                             format!(
                                 "non-NUL byte 0x{:02x} in the padding after a '{tn}' block",
@@ -110,6 +113,7 @@ impl TableChecker<'_> {
             let entry = b.restart_off + 3 * i;
             if r < b.records_start() || r >= b.restart_off {
                 self.r.in_block(
+                    FindingKind::Block,
                     b,
                     entry,
                     &format!(
@@ -122,6 +126,7 @@ impl TableChecker<'_> {
             }
             if prev.is_some_and(|p| r <= p) {
                 self.r.in_block(
+                    FindingKind::Block,
                     b,
                     entry,
                     &format!("restart offset {r} is not greater than the one before"),
@@ -133,12 +138,14 @@ impl TableChecker<'_> {
             }
             match starts.binary_search_by_key(&r, |s| s.0) {
                 Ok(k) if !starts[k].1 => self.r.in_block(
+                    FindingKind::Block,
                     b,
                     entry,
                     &format!("restart offset {r} points at a prefix-compressed record"),
                 ),
                 Ok(_) => {}
                 Err(_) => self.r.in_block(
+                    FindingKind::Block,
                     b,
                     entry,
                     &format!("restart offset {r} is not at the start of a record"),
