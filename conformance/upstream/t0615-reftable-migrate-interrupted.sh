@@ -7,7 +7,9 @@ new one into place and only then records the new format in the config. When
 the config cannot be written (here: a config.lock left behind), the refs are
 already in the new format and the repository reads as the old format without
 refs. When a loose ref cannot be read, the files backend leaves it out of the
-listing without an error, and the migration reports success after deleting it.'
+listing without an error, and the migration reports success after deleting it.
+When the old store cannot be removed completely, the migration stops half way
+and leaves no HEAD: git no longer finds a repository.'
 
 . ./test-lib.sh
 
@@ -36,6 +38,18 @@ test_expect_failure SANITY 'a migration does not drop a loose ref it cannot read
 	test_might_fail git -C unreadable refs migrate --ref-format=reftable &&
 	{ chmod 644 unreadable/.git/refs/heads/topic || :; } &&
 	git -C unreadable rev-parse --verify refs/heads/topic
+'
+
+test_expect_failure SANITY 'a migration that cannot remove the old refs leaves a repository' '
+	git init --ref-format=files readonly &&
+	git -C readonly config core.logAllRefUpdates false &&
+	test_commit -C readonly A &&
+	git -C readonly branch topic &&
+	chmod 555 readonly/.git/refs/heads &&
+	test_when_finished "chmod 755 readonly/.git/refs/heads" &&
+	test_must_fail git -C readonly refs migrate --ref-format=reftable &&
+	chmod 755 readonly/.git/refs/heads &&
+	git -C readonly rev-parse --verify refs/heads/topic
 '
 
 test_done
