@@ -16,10 +16,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::faults::class::{Class, Reported};
+use crate::faults::config::FaultsConfig;
 use crate::faults::points::{parse_trace_in, points, short_writes, Scope};
 use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
-use crate::faults::FaultsConfig;
 use crate::generated::case::{not_applicable, run_generated};
 use crate::migrate::replay::replay_on_files;
 use crate::setup::env::Env;

@@ -17,10 +17,13 @@
 //! git's side runs git's command; ours runs the same operation through the library in a
 //! worker process (`worker.rs`, `conformance fault-worker`). Any defect of ours fails the run;
 //! one of git's fails it unless the registry has it (mode `faults`, signature `class
-//! command`). `report.rs` tallies and writes the reproducers; `ci_tests.rs` makes CI tests.
+//! command`). `report.rs` tallies and writes the reproducers; `ci_tests.rs` makes CI tests;
+//! `migration.rs` does the same for `git refs migrate` of each case's refs (git's side);
+//! `config.rs` holds what a run does.
 
 pub mod ci_tests;
 pub mod class;
+pub mod config;
 pub mod finding_dir;
 pub mod migration;
 pub mod observe;
@@ -42,56 +45,9 @@ use crate::ops::Op;
 use crate::rng::Rng;
 use crate::setup::env::{init_repo, Env};
 
+pub use config::FaultsConfig;
 use report::{FaultsReport, OpRun};
 use trial::{OpUnderTest, Side};
-
-/// What a faults run does.
-#[derive(Clone, Debug)]
-pub struct FaultsConfig {
-    /// Seed of the generated cases.
-    pub seed: u64,
-    /// Cases to take (none: until the deadline).
-    pub cases: Option<u64>,
-    /// Operations per generated case.
-    pub case_ops: usize,
-    /// Operations tried per case.
-    pub ops_per_case: usize,
-    /// Fault points tried per side and operation at most.
-    pub max_points: usize,
-    /// The binary with the `fault-worker` subcommand.
-    pub worker_exe: PathBuf,
-    /// Whether our stack syncs.
-    pub fsync: bool,
-    /// No trial starts after this.
-    pub deadline: Option<Instant>,
-    /// Stop after the first case with a defect that fails the run.
-    pub fail_fast: bool,
-    /// Where findings go (the first of each kind: class, phase, command, call, error).
-    pub out: Option<PathBuf>,
-    /// Also migrate each case's refs (`git refs migrate`, files to reftable and back) under
-    /// faults.
-    pub migrations: bool,
-}
-
-impl FaultsConfig {
-    /// Defaults: 3 cases of 20 operations, 4 operations each, at most 400 points per side
-    /// (every point of the usual operation).
-    pub fn new(seed: u64, worker_exe: PathBuf) -> FaultsConfig {
-        FaultsConfig {
-            seed,
-            cases: Some(3),
-            case_ops: 20,
-            ops_per_case: 4,
-            max_points: 400,
-            worker_exe,
-            fsync: true,
-            deadline: None,
-            fail_fast: false,
-            out: None,
-            migrations: true,
-        }
-    }
-}
 
 /// The git subcommand of an invocation (`update-ref`; `maintenance` past `-c` options).
 fn command_name(args: &[String]) -> String {
