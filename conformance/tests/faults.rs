@@ -123,6 +123,22 @@ fn faults_reach_both_sides_and_ours_has_no_defect() {
     for want in ["acknowledged", "clean-refusal"] {
         assert!(migrated.contains(&want), "no {want} in {migrated:?}");
     }
+    // Our import (the migration to reftable) under the same faults: tried, all or nothing.
+    let ours: Vec<&str> = migrations
+        .iter()
+        .filter_map(|m| m["ours"]["trials"].as_array())
+        .flatten()
+        .map(|t| t["class"].as_str().unwrap())
+        .collect();
+    assert!(
+        ours.contains(&"acknowledged") && ours.contains(&"clean-refusal"),
+        "{ours:?}"
+    );
+    assert!(
+        ours.iter()
+            .all(|c| ["acknowledged", "acknowledged-with-warning", "clean-refusal"].contains(c)),
+        "{ours:?}"
+    );
 }
 
 /// Every trial of `side` in a faults report.

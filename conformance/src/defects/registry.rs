@@ -7,7 +7,7 @@
 //! The signature is the entry's `detail_contains`, read per mode:
 //!
 //! - `run` (generated cases): a divergence of the entry's `check` whose detail contains
-//!   `detail_contains`. The gate replays every run entry in range of the gits it runs: one
+//!   `detail_contains` (a pattern: `*` any text, ` | ` between alternatives). The gate replays every run entry in range of the gits it runs: one
 //!   that stops reproducing there fails the run (the defect was fixed, or the entry's
 //!   range is wrong).
 //! - `concurrent` (`check` is `concurrent`): a finding whose `class: detail` contains
@@ -273,7 +273,7 @@ pub fn contains_pattern(text: &str, pattern: &str) -> bool {
 
 /// Whether `d` is the divergence the run-mode entry `e` describes.
 pub fn matches(e: &Expected, d: &Divergence) -> bool {
-    e.check == Some(d.check) && d.detail.contains(&e.detail_contains)
+    e.check == Some(d.check) && contains_pattern(&d.detail, &e.detail_contains)
 }
 
 #[cfg(test)]

@@ -56,21 +56,22 @@ pub fn ci_tests(r: &FaultsReport) -> Vec<TestResult> {
 /// One test per migration tried: failing on git's unknown defects or a migration that
 /// could not be tried.
 fn migration_test(suite: &str, m: &MigrationRun, again: &str) -> TestResult {
-    let name = format!(
-        "{} {}: {} faulted runs",
-        m.case,
-        m.command(),
-        m.git.trials.len()
-    );
+    let runs: usize = m.sides().map(|s| s.trials.len()).sum();
+    let name = format!("{} {}: {runs} faulted runs", m.case, m.command());
     let mut text = String::new();
-    if let Some(e) = &m.git.error {
-        text.push_str(&format!("could not be tried: {e}\n"));
-    }
     let mut known = Vec::new();
-    for t in m.git.trials.iter().filter(|t| t.class.is_bad()) {
-        match &t.known {
-            Some(k) => known.push(k.clone()),
-            None => text.push_str(&format!("{}\n", migration_line(&m.case, &m.command(), t))),
+    for s in m.sides() {
+        if let Some(e) = &s.error {
+            text.push_str(&format!("{:?} could not be tried: {e}\n", s.side));
+        }
+        for t in s.trials.iter().filter(|t| t.class.is_bad()) {
+            match &t.known {
+                Some(k) => known.push(k.clone()),
+                None => {
+                    let line = migration_line(s.side, &m.case, &m.command(), t);
+                    text.push_str(&format!("{line}\n"));
+                }
+            }
         }
     }
     let verdict = if !text.is_empty() {

@@ -6,8 +6,11 @@
 //! exit and the repository git sees afterwards: its ref format, its refs, a migration
 //! directory left behind, and whether the same migration then goes through.
 //!
-//! git's side only: our library has no in-place migration of a repository (its import and
-//! export write tables through the writer the transactions' faults already try).
+//! Our side of the migration to reftable is the library's import (`RefDb::import` of
+//! `FilesRefs::read`) into an empty stack of its own (`.git/reftable-ours`), run in the fault
+//! worker under the same faults: it must read every ref or fail, and leave either no table or
+//! the whole import. (The library has no in-place swap of a repository's ref store, and its
+//! export to files writes into a directory the caller discards on failure.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,9 +23,13 @@ use crate::faults::config::FaultsConfig;
 use crate::faults::points::{parse_trace_in, points, short_writes, Scope};
 use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
+use crate::faults::worker::{pool_spec, Work, WorkerSpec};
 use crate::generated::case::{not_applicable, run_generated};
+use crate::generated::ours::refdb_options;
 use crate::migrate::replay::replay_on_files;
+use crate::ops::CaseOptions;
 use crate::setup::env::Env;
+use crate::snapshot::Snapshot;
 use crate::stack_files::copy_dir;
 
 /// One migration of a case's repository, tried under faults.
@@ -34,6 +41,9 @@ pub struct MigrationRun {
     pub to: String,
     /// git's unfaulted run and trials.
     pub git: SideRun,
+    /// Our import's unfaulted run and trials (migrations to reftable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ours: Option<SideRun>,
     /// Why nothing was tried: git refuses this migration without a fault (and leaves the
     /// repository as it was), so no fault can show anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,6 +51,11 @@ pub struct MigrationRun {
 }
 
 impl MigrationRun {
+    /// git's side, then ours where there is one.
+    pub fn sides(&self) -> impl Iterator<Item = &SideRun> {
+        std::iter::once(&self.git).chain(&self.ours)
+    }
+
     /// The command in registry signatures and reports.
     pub fn command(&self) -> String {
         format!("refs-migrate-to-{}", self.to)
@@ -326,6 +341,155 @@ impl Migration<'_> {
     }
 }
 
+/// Where our import writes: a stack of its own beside git's ref store.
+const OUR_STACK: &str = ".git/reftable-ours";
+
+impl Migration<'_> {
+    /// Our side: the library's import of the source repository's refs into an empty stack,
+    /// unfaulted, then once per fault point of its trace.
+    fn our_import(&self, cfg: &FaultsConfig, opts: &CaseOptions) -> SideRun {
+        let mut run = SideRun {
+            side: Side::Ours,
+            unfaulted_done: false,
+            points: 0,
+            trials: Vec::new(),
+            error: None,
+        };
+        if let Err(e) = self.our_trials(cfg, opts, &mut run) {
+            run.error = Some(e);
+        }
+        run
+    }
+
+    fn our_trials(
+        &self,
+        cfg: &FaultsConfig,
+        opts: &CaseOptions,
+        run: &mut SideRun,
+    ) -> Result<(), String> {
+        let (base, repo) = self.our_traced(cfg, opts, "ours-unfaulted", Tracing::Faults(None))?;
+        let said = reported(Side::Ours, &base);
+        if !matches!(said, Reported::Done(_)) {
+            // The library refuses what git refuses here (a reflog entry too big for the
+            // block size, ...): nothing to try.
+            return Ok(());
+        }
+        run.unfaulted_done = true;
+        let after = self.our_view(opts, &repo);
+        let calls = parse_trace_in(&base.trace, &GIT_DIR);
+        let mut all = points(&calls);
+        all.extend(short_writes(&calls));
+        run.points = all.len();
+        for (i, p) in spread(&all, cfg.max_points).into_iter().enumerate() {
+            if crate::budget::past(cfg.deadline) {
+                break;
+            }
+            let name = format!("ours-trial-{i}");
+            let (t, repo) = self.our_traced(cfg, opts, &name, Tracing::Faults(Some(&p)))?;
+            let said = reported(Side::Ours, &t);
+            let seen = self.our_view(opts, &repo);
+            let (mut class, mut detail) = classify_import(&said, &after, &seen);
+            if class == Class::CleanRefusal {
+                let (again, _) = self
+                    .our_traced(cfg, opts, &format!("{name}-again"), Tracing::Faults(None))
+                    .map_err(|e| e.to_string())?;
+                if let Reported::Failed(why) = reported(Side::Ours, &again) {
+                    class = Class::StuckLock;
+                    detail.push_str(&format!("; the same import then fails: {why}"));
+                }
+            }
+            let left = crate::faults::observe::left_files(&repo.join(OUR_STACK));
+            run.trials
+                .push(Trial::new(p.clone(), (class, detail), &t, left));
+            let _ = std::fs::remove_dir_all(self.scratch.join(&name));
+        }
+        Ok(())
+    }
+
+    /// Our import on a fresh copy of the source (`scratch/name/repo`), traced as `how`.
+    fn our_traced(
+        &self,
+        cfg: &FaultsConfig,
+        opts: &CaseOptions,
+        name: &str,
+        how: Tracing<'_>,
+    ) -> Result<(Traced, PathBuf), String> {
+        let dir = self.scratch.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        let repo = dir.join("repo");
+        copy_dir(self.src, &repo, None)?;
+        let spec = WorkerSpec {
+            stack: repo.join(OUR_STACK),
+            work: Work::Import(repo.join(".git")),
+            tick: TICK,
+            opts: *opts,
+            protect_dangling_symrefs: self.env.profile.dangling_symref_protected,
+            fsync: cfg.fsync,
+            pool: pool_spec(&self.env.pool(opts.hash()).pool),
+        };
+        let path = dir.join("spec.json");
+        let json = serde_json::to_vec(&spec).map_err(|e| e.to_string())?;
+        std::fs::write(&path, json).map_err(|e| e.to_string())?;
+        let mut c = Command::new(&cfg.worker_exe);
+        c.arg("fault-worker").arg(&path);
+        c.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        c.current_dir(&repo);
+        let t = strace::run(&c, how, "", &dir, TIMEOUT)?;
+        Ok((t, repo))
+    }
+
+    /// Our reader's view of the import's stack: nothing yet (no table), its refs and
+    /// reflogs, or why it does not load.
+    fn our_view(&self, opts: &CaseOptions, repo: &Path) -> Result<Option<Snapshot>, String> {
+        let stack = repo.join(OUR_STACK);
+        let list = std::fs::read_to_string(stack.join("tables.list")).unwrap_or_default();
+        if list.trim().is_empty() {
+            return Ok(None);
+        }
+        let o = refdb_options(opts, self.env.profile.dangling_symref_protected, false);
+        Snapshot::of_stack_dir(&stack, o)
+            .map(Some)
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// What a faulted import came to: all or nothing, against the unfaulted import's stack.
+fn classify_import(
+    said: &Reported,
+    after: &Result<Option<Snapshot>, String>,
+    seen: &Result<Option<Snapshot>, String>,
+) -> (Class, String) {
+    let class = match (said, seen) {
+        (Reported::Crashed(_), _) => Class::Crash,
+        (_, Err(_)) => Class::UnloadableStack,
+        (Reported::Done(w), s) if s == after => {
+            if w.is_some() {
+                Class::AcknowledgedWithWarning
+            } else {
+                Class::Acknowledged
+            }
+        }
+        (Reported::Done(_), Ok(None)) => Class::LostAcknowledgedUpdate,
+        (Reported::Failed(_), Ok(None)) => Class::CleanRefusal,
+        (Reported::Failed(_), s) if s == after => Class::CommittedButReportedFailed,
+        _ => Class::HalfApplied,
+    };
+    let state = match seen {
+        Ok(None) => "no table".to_string(),
+        Ok(Some(s)) if Ok(Some(s.clone())) == *after => "the whole import".to_string(),
+        Ok(Some(_)) => "a stack other than the import's".to_string(),
+        Err(e) => format!("does not load: {e}"),
+    };
+    let said = match said {
+        Reported::Done(w) => format!(
+            "done{}",
+            w.as_deref().map_or(String::new(), |w| format!(" ({w})"))
+        ),
+        Reported::Failed(m) | Reported::Crashed(m) => m.lines().next().unwrap_or("").to_string(),
+    };
+    (class, format!("{said}; {state}"))
+}
+
 /// Case `index`'s refs written by git into a files repository under `dir`, migrated to
 /// reftable under faults, and the unfaulted result migrated back to files under faults;
 /// `file` is given each run with the repository it started from and the object directory
@@ -365,6 +529,7 @@ pub fn try_migrations(
             to: to.into(),
             git,
             skipped,
+            ours: (to == "reftable").then(|| m.our_import(cfg, &opts)),
         };
         file(&mut r, &src, &env.pool(opts.hash()).objects_dir);
         runs.push(r);
@@ -386,6 +551,31 @@ mod tests {
             refs: Ok(refs.into()),
             left: left.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn an_import_is_all_or_nothing() {
+        let whole = Ok(Some(Snapshot::default()));
+        let c = |said: Reported, seen: Result<Option<Snapshot>, String>| {
+            classify_import(&said, &whole, &seen).0
+        };
+        assert_eq!(c(Reported::Done(None), whole.clone()), Class::Acknowledged);
+        assert_eq!(
+            c(Reported::Failed("x".into()), Ok(None)),
+            Class::CleanRefusal
+        );
+        assert_eq!(
+            c(Reported::Failed("x".into()), whole.clone()),
+            Class::CommittedButReportedFailed
+        );
+        assert_eq!(
+            c(Reported::Done(None), Ok(None)),
+            Class::LostAcknowledgedUpdate
+        );
+        assert_eq!(
+            c(Reported::Done(None), Err("bad".into())),
+            Class::UnloadableStack
+        );
     }
 
     #[test]

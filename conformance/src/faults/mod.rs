@@ -268,7 +268,7 @@ impl Filing<'_> {
             if trial.known.is_some() || !self.written.insert(kind.clone()) {
                 continue;
             }
-            let about = report::migration_line(r.case.as_str(), &command, trial);
+            let about = report::migration_line(Side::Git, r.case.as_str(), &command, trial);
             let point = trial.point.clone();
             let files = finding_dir::FindingFiles {
                 about: &about,

@@ -45,6 +45,8 @@ pub struct Call {
     pub after_commit: bool,
     /// For `write` and `pwrite64`: the file offset it writes at and the bytes it asks for.
     pub span: Option<(u64, u64)>,
+    /// It opens a directory (`O_DIRECTORY`) or closes one opened so.
+    pub directory: bool,
 }
 
 /// One injection: the `nth` call of `syscall` fails with `errno`.
@@ -87,11 +89,11 @@ impl FaultPoint {
 
 /// The errors a call gets: `ENOSPC` where data or a new file needs space, `EIO` everywhere,
 /// `EINTR` on writes (a caller must retry it: git's `xwrite`, Rust's `write_all`). None for
-/// closing the stack directory: Linux reports no I/O error there (a directory has no data
-/// to write back), and Rust's standard library treats one as impossible (it panics).
+/// closing a directory: Linux reports no I/O error there (a directory has no data to write
+/// back), and Rust's standard library treats one as impossible (it panics).
 pub fn errnos(call: &Call) -> &'static [&'static str] {
     match call.syscall.as_str() {
-        "close" if call.role == "stack directory" => &[],
+        "close" if call.role == "stack directory" || call.directory => &[],
         "write" | "pwrite64" => &["ENOSPC", "EIO", "EINTR"],
         "openat" if call.creates => &["ENOSPC", "EIO"],
         "mkdir" => &["ENOSPC", "EIO"],
@@ -162,6 +164,7 @@ pub fn parse_trace(log: &str) -> Vec<Call> {
 pub fn parse_trace_in(log: &str, scope: &Scope) -> Vec<Call> {
     let mut counts: std::collections::HashMap<(u32, String), u32> = Default::default();
     let mut offsets: std::collections::HashMap<String, u64> = Default::default();
+    let mut directories: std::collections::HashSet<String> = Default::default();
     let mut calls = Vec::new();
     let mut committed = false;
     for line in log.lines() {
@@ -183,10 +186,17 @@ pub fn parse_trace_in(log: &str, scope: &Scope) -> Vec<Call> {
         let nth = counts.entry((pid, syscall.to_string())).or_default();
         *nth += 1;
         let args = rest[paren..].split(" = ").next().unwrap_or("");
+        let result = rest.rsplit(" = ").next().unwrap_or("");
+        let opens_dir = syscall == "openat" && args.contains("O_DIRECTORY");
+        if opens_dir {
+            // The descriptor's path as `-y` decodes it, which is how `close` names it.
+            if let Some((p, _)) = result.split_once('<').and_then(|(_, p)| p.split_once('>')) {
+                directories.insert(p.to_string());
+            }
+        }
         let Some(path) = (scope.locate)(args) else {
             continue;
         };
-        let result = rest.rsplit(" = ").next().unwrap_or("");
         let span = match syscall {
             "openat" => {
                 offsets.insert(path.to_string(), 0);
@@ -215,6 +225,7 @@ pub fn parse_trace_in(log: &str, scope: &Scope) -> Vec<Call> {
             creates: syscall == "openat" && args.contains("O_CREAT"),
             after_commit: committed,
             span,
+            directory: opens_dir || (syscall == "close" && directories.contains(path)),
         });
         committed |= syscall.starts_with("rename") && (scope.commits)(args, result);
     }
@@ -353,6 +364,21 @@ mod tests {
                 "write:short:when=2:fsize=120"
             ]
         );
+    }
+
+    #[test]
+    fn closing_a_directory_gets_no_error() {
+        let trace = "1 openat(AT_FDCWD</r>, \".git/refs/\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = 3</r/.git/reftable/x>\n\
+            1 close(3</r/.git/reftable/x>) = 0\n\
+            1 openat(AT_FDCWD</r>, \"/r/.git/reftable/tables.list\", O_RDONLY) = 4</r/.git/reftable/tables.list>\n\
+            1 close(4</r/.git/reftable/tables.list>) = 0\n";
+        let calls = parse_trace(trace);
+        let closes: Vec<(bool, usize)> = calls
+            .iter()
+            .filter(|c| c.syscall == "close")
+            .map(|c| (c.directory, errnos(c).len()))
+            .collect();
+        assert_eq!(closes, [(true, 0), (false, 1)]);
     }
 
     #[test]

@@ -113,16 +113,17 @@ impl FaultsReport {
             }
         }
         for m in &self.migrations {
-            if let Some(e) = &m.git.error {
-                out.push(format!("{} {}: {e}", m.case, m.command()));
-            }
-            for t in m
-                .git
-                .trials
-                .iter()
-                .filter(|t| t.class.is_bad() && t.known.is_none())
-            {
-                out.push(migration_line(&m.case, &m.command(), t));
+            for s in m.sides() {
+                if let Some(e) = &s.error {
+                    out.push(format!("{} {} {:?}: {e}", m.case, m.command(), s.side));
+                }
+                for t in s
+                    .trials
+                    .iter()
+                    .filter(|t| t.class.is_bad() && t.known.is_none())
+                {
+                    out.push(migration_line(s.side, &m.case, &m.command(), t));
+                }
             }
         }
         out
@@ -170,38 +171,46 @@ impl FaultsReport {
         if self.migrations.is_empty() {
             return String::new();
         }
-        let mut s = String::from("## Migrations (`git refs migrate`, git only)\n\n| case | to | points | trials | classes |\n|---|---|---:|---:|---|\n");
+        let mut s = String::from("## Migrations (git's `git refs migrate`; ours: the library's import into an empty stack)\n\n| case | to | side | points | trials | classes |\n|---|---|---|---:|---:|---|\n");
         for m in &self.migrations {
-            let mut n: BTreeMap<Class, usize> = BTreeMap::new();
-            for t in &m.git.trials {
-                *n.entry(t.class).or_default() += 1;
+            for side in m.sides() {
+                let mut n: BTreeMap<Class, usize> = BTreeMap::new();
+                for t in &side.trials {
+                    *n.entry(t.class).or_default() += 1;
+                }
+                let classes: Vec<String> =
+                    n.iter().map(|(c, k)| format!("{} {k}", c.name())).collect();
+                let skipped = m.skipped.as_ref().filter(|_| side.side == Side::Git);
+                let classes = match (&side.error, skipped) {
+                    (Some(e), _) => format!("not tried: {e}"),
+                    (None, Some(why)) => format!("skipped: {why}"),
+                    (None, None) if !side.unfaulted_done => {
+                        "not tried: refused without a fault".into()
+                    }
+                    (None, None) => classes.join(", "),
+                };
+                s.push_str(&format!(
+                    "| {} | {} | {:?} | {} | {} | {} |\n",
+                    m.case,
+                    m.to,
+                    side.side,
+                    side.points,
+                    side.trials.len(),
+                    classes.replace('|', "\\|")
+                ));
             }
-            let classes: Vec<String> = n.iter().map(|(c, k)| format!("{} {k}", c.name())).collect();
-            let classes = match (&m.git.error, &m.skipped) {
-                (Some(e), _) => format!("not tried: {e}"),
-                (None, Some(why)) => format!("skipped: {why}"),
-                (None, None) => classes.join(", "),
-            };
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
-                m.case,
-                m.to,
-                m.git.points,
-                m.git.trials.len(),
-                classes.replace('|', "\\|")
-            ));
         }
         s.push('\n');
         for m in &self.migrations {
-            for t in m.git.trials.iter().filter(|t| t.class.is_bad()) {
-                let known = t
-                    .known
-                    .as_ref()
-                    .map_or(String::new(), |k| format!(" (known: `{k}`)"));
-                s.push_str(&format!(
-                    "- {}{known}\n",
-                    migration_line(&m.case, &m.command(), t)
-                ));
+            for side in m.sides() {
+                for t in side.trials.iter().filter(|t| t.class.is_bad()) {
+                    let known = t
+                        .known
+                        .as_ref()
+                        .map_or(String::new(), |k| format!(" (known: `{k}`)"));
+                    let line = migration_line(side.side, &m.case, &m.command(), t);
+                    s.push_str(&format!("- {line}{known}\n"));
+                }
             }
         }
         s.push('\n');
@@ -266,8 +275,8 @@ impl FaultsReport {
 }
 
 /// One line for a bad trial of a migration.
-pub fn migration_line(case: &str, command: &str, t: &Trial) -> String {
-    trial_line("Git", command, case, t)
+pub fn migration_line(side: Side, case: &str, command: &str, t: &Trial) -> String {
+    trial_line(&format!("{side:?}"), command, case, t)
 }
 
 /// One line for a bad trial.

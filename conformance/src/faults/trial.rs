@@ -12,7 +12,7 @@ use crate::faults::class::{classify, Class, Reported};
 use crate::faults::observe::{observe, Lookers, NEXT_REF};
 use crate::faults::points::{parse_trace, points, short_writes, FaultPoint};
 use crate::faults::strace::{self, Traced, Tracing};
-use crate::faults::worker::{pool_spec, WorkerOutcome, WorkerSpec};
+use crate::faults::worker::{pool_spec, Work, WorkerOutcome, WorkerSpec};
 use crate::finding::script::git_invocation;
 use crate::generated::ours::refdb_options;
 use crate::git::driver::{committer_at, Exit};
@@ -128,7 +128,7 @@ impl OpUnderTest<'_> {
             Side::Ours => {
                 let spec = WorkerSpec {
                     stack: repo.join(".git/reftable"),
-                    op: self.op.clone(),
+                    work: Work::Op(self.op.clone()),
                     tick: self.tick,
                     opts: self.opts,
                     protect_dangling_symrefs: self.env.profile.dangling_symref_protected,

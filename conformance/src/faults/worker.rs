@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::RefDb;
+use reftable::refdb::{FilesRefs, RefDb};
 use reftable::ObjectId;
 use serde::{Deserialize, Serialize};
 
@@ -20,8 +20,8 @@ use crate::setup::pool::{Pool, PoolObjects};
 pub struct WorkerSpec {
     /// The stack directory (`.git/reftable` of the trial's repository).
     pub stack: PathBuf,
-    /// The operation.
-    pub op: Op,
+    /// What to do on it.
+    pub work: Work,
     /// Its committer clock (the one git's process runs with).
     pub tick: u64,
     /// The case's options (auto-compaction as the faults mode sets it).
@@ -33,6 +33,16 @@ pub struct WorkerSpec {
     /// The objects transactions are checked against, as hex: commits, (tag, peeled), tree,
     /// missing.
     pub pool: (Vec<String>, Vec<(String, String)>, String, String),
+}
+
+/// What the worker does on its stack.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Work {
+    /// One generated operation, as the executor runs it.
+    Op(Op),
+    /// Import the refs and reflogs of a files repository's `.git` (our side of
+    /// `git refs migrate --ref-format=reftable`) into the stack, which must be empty.
+    Import(PathBuf),
 }
 
 /// What the worker printed.
@@ -118,12 +128,12 @@ fn apply(spec: &WorkerSpec, pool: &Pool) -> WorkerOutcome {
             };
         }
     };
-    let r = ours::apply(
-        &mut db,
-        &spec.op,
-        &committer_at(spec.tick),
-        &PoolObjects(pool),
-    );
+    let r = match &spec.work {
+        Work::Op(op) => ours::apply(&mut db, op, &committer_at(spec.tick), &PoolObjects(pool)),
+        Work::Import(git_dir) => FilesRefs::read(git_dir, spec.opts.hash())
+            .and_then(|files| db.import(&files, &PoolObjects(pool)))
+            .map_err(|e| ours::our_refusal(&e)),
+    };
     let warning = db.stack().after_commit_error().map(|e| format!("{e:#}"));
     match r {
         Ok(()) => WorkerOutcome {
