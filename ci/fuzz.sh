@@ -61,7 +61,8 @@ fi
 echo "fuzz.sh: building ${targets[*]} (${sanitizer[*]})"
 nice -n 19 cargo "${toolchain[@]}" fuzz build "${sanitizer[@]}" 2>&1 | tail -n 3
 triple=$(rustc -vV | sed -n 's/^host: //p')
-bin_dir="target/$triple/release"
+# cargo fuzz builds into CARGO_TARGET_DIR when it is set, else fuzz/target.
+bin_dir="${CARGO_TARGET_DIR:-target}/$triple/release"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

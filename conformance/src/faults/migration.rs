@@ -380,7 +380,9 @@ impl Migration<'_> {
         let mut all = points(&calls);
         all.extend(short_writes(&calls));
         run.points = all.len();
-        for (i, p) in spread(&all, cfg.max_points).into_iter().enumerate() {
+        // A quarter of the operations' cap: the import's points are mostly reads of loose
+        // refs, alike, and each clean refusal is tried again.
+        for (i, p) in spread(&all, cfg.max_points / 4).into_iter().enumerate() {
             if crate::budget::past(cfg.deadline) {
                 break;
             }
