@@ -16,7 +16,8 @@
 //! - `migrate`: a difference between git's migration and ours whose class (`log update
 //!   indexes`, `files: reflogs`, ...) equals `detail_contains`.
 //! - `damaged`: a finding on git of a damaged stack whose `class command` (`hang
-//!   for-each-ref`, `touched-outside pack-refs`) contains `detail_contains`.
+//!   for-each-ref`, `touched-outside pack-refs`) contains `detail_contains` (a pattern, as
+//!   for `faults`).
 //! - `faults`: an outcome of a write under an injected system-call fault whose `class phase
 //!   command syscall role` (`committed-but-reported-failed after-commit update-ref write new
 //!   table`) contains `detail_contains`, where `*` stands for any text
@@ -230,7 +231,7 @@ impl ExpectedSet {
     ) -> Option<&'s Expected> {
         let signature = format!("{class} {command}");
         self.in_range_of(v, Mode::Damaged)
-            .find(|e| signature.contains(&e.detail_contains))
+            .find(|e| contains_pattern(&signature, &e.detail_contains))
     }
 
     /// The entry of `mode` in range of `v` whose `detail_contains` the `signature` contains,

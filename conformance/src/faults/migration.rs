@@ -162,6 +162,17 @@ fn view(env: &Env, repo: &Path) -> View {
     }
 }
 
+/// What a writer reported, in one line: `done` (with its warning) or its first line.
+fn said_line(said: &Reported) -> String {
+    match said {
+        Reported::Done(w) => format!(
+            "done{}",
+            w.as_deref().map_or(String::new(), |w| format!(" ({w})"))
+        ),
+        Reported::Failed(m) | Reported::Crashed(m) => m.lines().next().unwrap_or("").to_string(),
+    }
+}
+
 /// What a faulted migration came to, from git's report and the repository before, after an
 /// unfaulted migration, and after this one.
 /// The same format and refs (what a migration left behind apart).
@@ -205,13 +216,7 @@ fn classify(said: &Reported, before: &View, after: &View, seen: &View) -> (Class
         Reported::Failed(_) if same(seen, after) => Class::CommittedButReportedFailed,
         _ => Class::HalfApplied,
     };
-    let said = match said {
-        Reported::Done(w) => format!(
-            "done{}",
-            w.as_deref().map_or(String::new(), |w| format!(" ({w})"))
-        ),
-        Reported::Failed(m) | Reported::Crashed(m) => m.lines().next().unwrap_or("").to_string(),
-    };
+    let said = said_line(said);
     (class, format!("{said}; {state}{advice}"))
 }
 
@@ -482,13 +487,7 @@ fn classify_import(
         Ok(Some(_)) => "a stack other than the import's".to_string(),
         Err(e) => format!("does not load: {e}"),
     };
-    let said = match said {
-        Reported::Done(w) => format!(
-            "done{}",
-            w.as_deref().map_or(String::new(), |w| format!(" ({w})"))
-        ),
-        Reported::Failed(m) | Reported::Crashed(m) => m.lines().next().unwrap_or("").to_string(),
-    };
+    let said = said_line(said);
     (class, format!("{said}; {state}"))
 }
 
