@@ -104,6 +104,11 @@ pub struct MutateArgs {
     /// Print the shard's mutants and stop (nothing is built).
     #[arg(long)]
     list: bool,
+    /// Run every gate and test command on each mutant, not only up to the first that fails:
+    /// slower, but each command's kills are complete, so `mutate-merge --gate-labels` can
+    /// score one gate command against another (say an older gate build against this one).
+    #[arg(long)]
+    every_command: bool,
 }
 
 /// `coverage`'s own options.
@@ -253,6 +258,7 @@ fn mutate_config(a: &MutateArgs) -> MutateConfig {
         build_timeout: Duration::from_secs(c.build_timeout),
         budget: a.seconds.map(Duration::from_secs),
         max_mutants: a.max_mutants,
+        every_command: a.every_command,
         exe: exe(),
         complexity,
     }
@@ -326,11 +332,16 @@ pub struct MergeArgs {
     /// Write the Markdown report here.
     #[arg(long)]
     report_md: Option<PathBuf>,
+    /// Count only these gate commands as the gate (labels, comma-separated), the others
+    /// left out of the classes: one gate build scored against another from one run made
+    /// with `--every-command`.
+    #[arg(long, value_delimiter = ',')]
+    gate_labels: Vec<String>,
 }
 
 /// `conformance mutate-merge`.
 pub fn mutate_merge(a: MergeArgs) -> i32 {
-    let r = merge(&a.dirs).unwrap_or_else(|e| fail(e));
+    let r = merge(&a.dirs, &a.gate_labels).unwrap_or_else(|e| fail(e));
     write_reports(
         a.report_json.as_deref(),
         a.report_md.as_deref(),

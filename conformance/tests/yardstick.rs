@@ -151,10 +151,78 @@ fn mutants_of_the_fixture_land_in_every_class_and_shards_merge() {
     conformance(&a, &piddir);
     let expected = vec![(id.clone(), "killed-by-counters".to_string())];
     assert_eq!(classes(&again.join("report.json")), expected);
+    gate_labels_score_one_gate_without_the_other(dir.path(), s, &all, &piddir);
     assert_no_survivor_processes(&piddir);
     // The unmutated source is back in the copy.
     let copy = std::fs::read(whole.join("tree/tally.c")).unwrap();
     assert_eq!(copy, std::fs::read(src.join("tally.c")).unwrap());
+}
+
+/// Two gate commands (the fixture's gate and one that passes everything), every command run
+/// on every mutant: `mutate-merge --gate-labels` scores each gate alone.
+fn gate_labels_score_one_gate_without_the_other(
+    dir: &Path,
+    src: &str,
+    all: &[(String, String)],
+    piddir: &Path,
+) {
+    let gate_kill = matching(all, "if (v[i] < limit)", ":cmp:<-><=")[0]
+        .0
+        .clone();
+    let both = matching(all, "while (i < n)", ":cmp:<-><=")[0].0.clone();
+    let out = dir.join("two-gates");
+    let o = out.to_str().unwrap();
+    let mut a = mutate_args(src, o, "1/1");
+    let at = a.iter().position(|x| *x == "sh gate.sh {git}").unwrap();
+    a[at] = "strict::sh gate.sh {git}";
+    a.extend([
+        "--gate",
+        "lax::true",
+        "--every-command",
+        "--only",
+        &gate_kill,
+        "--only",
+        &both,
+    ]);
+    conformance(&a, piddir);
+    let pick = |labels: &str| {
+        let json = dir.join(format!("{labels}.json"));
+        let j = json.to_str().unwrap();
+        conformance(
+            &[
+                "mutate-merge",
+                o,
+                "--gate-labels",
+                labels,
+                "--report-json",
+                j,
+            ],
+            piddir,
+        );
+        classes(&json)
+    };
+    let strict = pick("strict");
+    let lax = pick("lax");
+    let class_of =
+        |v: &[(String, String)], id: &str| v.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    assert_eq!(class_of(&strict, &gate_kill), "killed-by-gate");
+    assert_eq!(class_of(&strict, &both), "both");
+    assert_eq!(class_of(&lax, &gate_kill), "survived");
+    assert_eq!(class_of(&lax, &both), "killed-by-tests");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| gate lax | 2 | 0 | 0 |"), "{md}");
+    // A run that stopped at the first failing gate cannot be split.
+    let whole = dir.join("whole");
+    let err = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args([
+            "mutate-merge",
+            whole.to_str().unwrap(),
+            "--gate-labels",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert!(!err.status.success());
 }
 
 fn check_classes(all: &[(String, String)]) {

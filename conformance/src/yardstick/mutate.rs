@@ -58,6 +58,8 @@ pub struct MutateConfig {
     pub budget: Option<Duration>,
     /// Run at most this many mutants now.
     pub max_mutants: Option<usize>,
+    /// Run every gate and test command on each mutant, not only up to the first that fails.
+    pub every_command: bool,
     /// This binary (`{exe}`).
     pub exe: PathBuf,
     /// The `complexity` binary (`{complexity}`).
@@ -101,6 +103,7 @@ fn open(cfg: &MutateConfig) -> Result<(Tree, Plan, RunDir), String> {
         gate: cfg.gate.clone(),
         tests: cfg.tests.clone(),
         counters: cfg.counters.clone(),
+        every_command: cfg.every_command,
     };
     let sampled = if cfg.sample == 0 {
         all.len()
@@ -310,12 +313,12 @@ impl<'a> Runner<'a> {
         Duration::from_secs_f64((3.0 * secs).max(60.0))
     }
 
-    /// Commands in order until one fails or hangs.
+    /// Commands in order until one fails or hangs (with `--every-command`: all of them).
     fn until_failure(&self, cmds: &[Cmd], kind: &str, logs: &Path) -> Result<Vec<Ran>, String> {
         let mut out = Vec::new();
         for c in cmds {
             let r = self.run(c, kind, logs, self.budget(kind, &c.label))?;
-            let stop = !r.passed();
+            let stop = !r.passed() && !self.cfg.every_command;
             out.push(r);
             if stop {
                 break;

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::yardstick::command::Cmd;
-use crate::yardstick::outcome::{Class, MutantResult};
+use crate::yardstick::command::{Cmd, Ran};
+use crate::yardstick::outcome::{classify, Class, MutantResult};
 use crate::yardstick::state::{Plan, RunDir};
 
 /// Counts of one group of mutants (all, a file, a function).
@@ -151,17 +151,59 @@ pub fn report(shards: &[(Plan, Vec<MutantResult>)]) -> Result<MutationReport, St
     })
 }
 
-/// Load shard directories and report them together.
-pub fn merge(dirs: &[std::path::PathBuf]) -> Result<MutationReport, String> {
+/// Load shard directories and report them together; with `gate_labels`, only those gate
+/// commands count as the gate (see [`only_gates`]).
+pub fn merge(
+    dirs: &[std::path::PathBuf],
+    gate_labels: &[String],
+) -> Result<MutationReport, String> {
     let mut shards = Vec::new();
     for d in dirs {
         let rd = RunDir::new(d);
-        let plan = rd
+        let mut plan = rd
             .plan()?
             .ok_or_else(|| format!("{}: no plan.json (not a mutate-git --out)", d.display()))?;
-        shards.push((plan, rd.results()?.into_values().collect()));
+        let mut results: Vec<MutantResult> = rd.results()?.into_values().collect();
+        if !gate_labels.is_empty() {
+            only_gates(&mut plan, &mut results, gate_labels)
+                .map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        shards.push((plan, results));
     }
     report(&shards)
+}
+
+/// Keep only the gate commands labelled `labels` and classify each mutant again from them:
+/// one gate scored without the others. Needs a run where every command ran on every mutant
+/// (`--every-command`), else a command skipped after an earlier one failed would read as
+/// passed. The counters comparison stays as it ran (after all the gate's commands passed).
+pub fn only_gates(
+    plan: &mut Plan,
+    results: &mut [MutantResult],
+    labels: &[String],
+) -> Result<(), String> {
+    let s = &mut plan.selection;
+    if let Some(l) = labels
+        .iter()
+        .find(|l| !s.gate.iter().any(|c| &c.label == *l))
+    {
+        let known: Vec<&str> = s.gate.iter().map(|c| c.label.as_str()).collect();
+        return Err(format!(
+            "no gate command labelled {l} (the run's: {})",
+            known.join(", ")
+        ));
+    }
+    if !s.every_command && s.gate.len() > 1 {
+        return Err("--gate-labels needs a run made with --every-command".into());
+    }
+    s.gate.retain(|c| labels.contains(&c.label));
+    for r in results.iter_mut() {
+        r.gate.retain(|g| labels.contains(&g.label));
+        if r.class.viable() {
+            r.class = classify(&r.gate, &r.tests, r.counters.as_ref());
+        }
+    }
+    Ok(())
 }
 
 fn groups(mutants: &[MutantResult]) -> (Vec<Row>, Vec<Row>) {
@@ -237,6 +279,7 @@ impl MutationReport {
             "Time per mutant (build included): median {:.1} s, {:.1} s over viable ones; {:.0} s in all.\n\n",
             self.median_seconds, self.median_viable_seconds, self.total_seconds
         );
+        s += &self.per_command_md();
         s += "## Per file\n\n";
         s += &table(&self.per_file);
         s += "\n## Per function\n\n";
@@ -259,6 +302,49 @@ impl MutationReport {
         s + "\n"
     }
 
+    /// Each command's kills among the viable mutants it ran on, and those no other command
+    /// made. Complete only when every command ran on every mutant (`--every-command`).
+    fn per_command_md(&self) -> String {
+        let viable: Vec<&MutantResult> = self.mutants.iter().filter(|m| m.class.viable()).collect();
+        let runs = |m: &MutantResult| -> Vec<(String, Ran)> {
+            let g = m
+                .gate
+                .iter()
+                .map(|r| (format!("gate {}", r.label), r.clone()));
+            let c = m
+                .counters
+                .iter()
+                .map(|r| ("counters".to_string(), r.clone()));
+            let t = m
+                .tests
+                .iter()
+                .map(|r| (format!("tests {}", r.label), r.clone()));
+            g.chain(c).chain(t).collect()
+        };
+        let mut rows: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+        for m in &viable {
+            let ran = runs(m);
+            let killers: Vec<&String> = ran
+                .iter()
+                .filter(|(_, r)| kills(r))
+                .map(|(l, _)| l)
+                .collect();
+            for (label, r) in &ran {
+                let row = rows.entry(label.clone()).or_default();
+                row.0 += 1;
+                if kills(r) {
+                    row.1 += 1;
+                    row.2 += usize::from(killers.len() == 1);
+                }
+            }
+        }
+        let mut s = String::from("## Per command\n\n| command | ran on | killed | killed by no other command |\n| --- | ---: | ---: | ---: |\n");
+        for (label, (ran, killed, alone)) in rows {
+            s += &format!("| {label} | {ran} | {killed} | {alone} |\n");
+        }
+        s + "\n"
+    }
+
     fn survivors_md(&self) -> String {
         let mut s = String::new();
         for (title, class) in [("Survivors", Class::Survived), ("Timeouts", Class::Timeout)] {
@@ -276,6 +362,16 @@ impl MutationReport {
             }
         }
         s
+    }
+}
+
+/// A command that killed its mutant: a gate mode or test that failed, or the counters
+/// comparison that found more work (exit 1).
+fn kills(r: &Ran) -> bool {
+    if r.label == "counters" {
+        r.exit == "1"
+    } else {
+        r.failed()
     }
 }
 

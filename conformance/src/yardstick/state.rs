@@ -37,6 +37,10 @@ pub struct Selection {
     pub tests: Vec<Cmd>,
     /// The counters comparison, if asked for.
     pub counters: Option<Cmd>,
+    /// Every gate and test command ran on every mutant (`--every-command`), not only up to
+    /// the first that failed: each command's kills are then complete.
+    #[serde(default)]
+    pub every_command: bool,
 }
 
 /// How the unmutated build did: every command must pass on it.
