@@ -208,8 +208,11 @@ impl Refusal {
 /// assert_eq!(err.to_string(), "t.ref: open table");
 /// assert_eq!(format!("{err:#}"), "t.ref: open table: denied");
 /// ```
-#[derive(Debug)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+/// What an [`Error`] holds, behind one pointer: a `Result` of the crate is then one word
+/// bigger than its value, which the per-record paths return at every level.
+struct Inner {
     kind: ErrorKind,
     message: String,
     file: Option<PathBuf>,
@@ -218,23 +221,37 @@ pub struct Error {
     refusal: Option<Box<Refusal>>,
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let e = &self.0;
+        f.debug_struct("Error")
+            .field("kind", &e.kind)
+            .field("message", &e.message)
+            .field("file", &e.file)
+            .field("offset", &e.offset)
+            .field("source", &e.source)
+            .field("refusal", &e.refusal)
+            .finish()
+    }
+}
+
 impl Error {
     /// A new error of `kind` with a message saying what was expected and what was found.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             message: message.into(),
             file: None,
             offset: None,
             source: None,
             refusal: None,
-        }
+        }))
     }
 
     /// A refused ref transaction: the error of `refusal`'s kind, with `message`.
     pub fn refused(refusal: Refusal, message: impl Into<String>) -> Error {
         let mut e = Error::new(refusal.kind(), message);
-        e.refusal = Some(Box::new(refusal));
+        e.0.refusal = Some(Box::new(refusal));
         e
     }
 
@@ -246,7 +263,7 @@ impl Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     ) -> Error {
         let mut e = Error::new(kind, what);
-        e.source = Some(source);
+        e.0.source = Some(source);
         e
     }
 
@@ -268,50 +285,43 @@ impl Error {
         } else {
             ErrorKind::Io
         };
-        Error {
-            kind,
-            message: what.into(),
-            file: None,
-            offset: None,
-            source: Some(Box::new(err)),
-            refusal: None,
-        }
+        Error::wrap(kind, what, Box::new(err))
     }
 
     /// Attach the file this error is about (kept if one is already set).
     pub fn in_file(mut self, file: impl AsRef<Path>) -> Error {
-        if self.file.is_none() {
-            self.file = Some(file.as_ref().to_path_buf());
+        if self.0.file.is_none() {
+            self.0.file = Some(file.as_ref().to_path_buf());
         }
         self
     }
 
     /// Attach the byte offset in the file where the problem is (kept if one is already set).
     pub fn at_offset(mut self, offset: u64) -> Error {
-        if self.offset.is_none() {
-            self.offset = Some(offset);
+        if self.0.offset.is_none() {
+            self.0.offset = Some(offset);
         }
         self
     }
 
     /// The class of the error.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The message, without file, offset and source.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The file the error is about, if known.
     pub fn file(&self) -> Option<&Path> {
-        self.file.as_deref()
+        self.0.file.as_deref()
     }
 
     /// The byte offset in the file, if known.
     pub fn offset(&self) -> Option<u64> {
-        self.offset
+        self.0.offset
     }
 
     /// Why a ref transaction was refused, when it was.
@@ -325,19 +335,19 @@ impl Error {
     /// assert!(matches!(e.refusal(), Some(Refusal::OldValue { expected: RefState::Absent, .. })));
     /// ```
     pub fn refusal(&self) -> Option<&Refusal> {
-        self.refusal.as_deref()
+        self.0.refusal.as_deref()
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(file) = &self.file {
+        if let Some(file) = &self.0.file {
             write!(f, "{}: ", file.display())?;
         }
-        if let Some(offset) = self.offset {
+        if let Some(offset) = self.0.offset {
             write!(f, "offset {offset}: ")?;
         }
-        f.write_str(&self.message)?;
+        f.write_str(&self.0.message)?;
         if f.alternate() {
             let mut cause = std::error::Error::source(self);
             while let Some(c) = cause {
@@ -351,7 +361,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
+        self.0
+            .source
             .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
     }

@@ -92,6 +92,18 @@ impl ObjectId {
         }
     }
 
+    /// Overwrite this id with `bytes` of the same length (20 or 32); `false`, and unchanged,
+    /// for another length. The decoders' way to reuse a record's id in place.
+    #[inline(always)]
+    pub(crate) fn overwrite(&mut self, bytes: &[u8]) -> bool {
+        match (self.len, bytes.len()) {
+            (20, 20) => self.bytes[..20].copy_from_slice(&bytes[..20]),
+            (32, 32) => self.bytes.copy_from_slice(&bytes[..32]),
+            _ => return false,
+        }
+        true
+    }
+
     /// An id from 20 or 32 raw bytes.
     #[inline]
     pub fn from_bytes(bytes: &[u8]) -> Option<ObjectId> {

@@ -294,6 +294,7 @@ impl BlockCursor {
     }
 
     /// Decode the next record into `rec`. `Ok(false)` at the end of the block.
+    #[inline(always)]
     pub fn next<R: Record>(
         &mut self,
         info: &BlockInfo,

@@ -390,6 +390,7 @@ impl<R: Record> MergedIter<R> {
         }
     }
 
+    #[inline]
     fn step(&mut self) -> Result<Option<usize>> {
         if let Some(i) = self.advance.take() {
             if self.heap.is_empty() {
@@ -436,6 +437,7 @@ impl<R: Record> MergedIter<R> {
 
     /// Table `i` is the only one with records left: nothing can shadow them, so they
     /// pass straight through, with no key copy and no queue work.
+    #[inline]
     fn pass_through(&mut self, i: usize) -> Result<Option<usize>> {
         while self.budget.next_key(&mut self.iters, i)? {
             self.budget.restore(&mut self.iters, i)?;

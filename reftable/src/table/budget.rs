@@ -55,11 +55,22 @@ impl<R: Record> TableIter<R> {
     /// Decode the current record again if [`TableIter::evict_inflated`] let its value go
     /// (inflating its block again when that went too), or for the first time if only its
     /// key was peeked.
+    #[inline]
     pub(crate) fn restore_current(&mut self) -> Result<()> {
+        match &self.state {
+            State::Peeked { .. } => self.restore_slow(),
+            State::Reading(r) if r.value_let_go => self.restore_slow(),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`TableIter::restore_current`] when there is something to restore.
+    #[inline(never)]
+    fn restore_slow(&mut self) -> Result<()> {
         match self.state {
             State::Peeked { offset, pending } => self.load_peeked(offset, pending),
-            State::Reading(r) if r.value_let_go => self.decode_again(r),
-            _ => Ok(()),
+            State::Reading(r) => self.decode_again(r),
+            State::Ended => Ok(()),
         }
     }
 
@@ -200,6 +211,7 @@ impl<R: Record> Budget<R> {
 
     /// Move table `i`'s iterator to its next record (false at its end), keeping the
     /// inflated data all iterators hold within the budget.
+    #[inline(always)]
     pub(crate) fn next_key(&mut self, iters: &mut [TableIter<R>], i: usize) -> Result<bool> {
         if R::BLOCK_TYPE != BlockType::Log {
             // Only log blocks are inflated; other iterators hold nothing to account for.
@@ -213,11 +225,14 @@ impl<R: Record> Budget<R> {
     /// Decode table `i`'s current record in full again if its value was let go, or for the
     /// first time if only its key was peeked, and charge what that inflated. Charged even
     /// when nothing was restored: that is where a table that ended is evicted.
+    #[inline]
     pub(crate) fn restore(&mut self, iters: &mut [TableIter<R>], i: usize) -> Result<()> {
-        iters[i].recycle_with(&mut self.pool, |it| it.restore_current())?;
-        if R::BLOCK_TYPE == BlockType::Log {
-            self.charge(iters, i);
+        if R::BLOCK_TYPE != BlockType::Log {
+            // Nothing of a ref or obj iterator is let go or peeked: no pool to hand round.
+            return iters[i].restore_current();
         }
+        iters[i].recycle_with(&mut self.pool, |it| it.restore_current())?;
+        self.charge(iters, i);
         Ok(())
     }
 

@@ -216,7 +216,47 @@ impl<R: Record> TableIter<R> {
     }
 
     /// The next record, borrowed until the next call. After an error the iterator ends.
+    #[inline(always)]
     pub fn next_record(&mut self) -> Result<Option<&R>> {
+        if self.next_in_current_block()? {
+            return Ok(Some(&self.rec));
+        }
+        self.next_record_slow()
+    }
+
+    /// The common case of [`TableIter::next_record`]: reading on in a block that is held in
+    /// full, nothing pending or let go. `Ok(false)` when that is not the case or the block
+    /// has no record left; the slow path then takes over.
+    #[inline(always)]
+    fn next_in_current_block(&mut self) -> Result<bool> {
+        let State::Reading(r) = &mut self.state else {
+            return Ok(false);
+        };
+        if r.pending || r.block_let_go {
+            return Ok(false);
+        }
+        r.value_let_go = false;
+        let info = &r.block;
+        let data = block_data(&self.table, info, &self.inflated);
+        match (self.cursor).next(info, data, &mut self.rec, &self.ctx, &mut self.stats) {
+            Ok(true) => {
+                if R::BLOCK_TYPE == BlockType::Log {
+                    self.release_if_done();
+                }
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(e) => {
+                self.state = State::Ended;
+                Err(e.in_file(self.table.name()))
+            }
+        }
+    }
+
+    /// [`TableIter::next_record`] past the fast path: a pending record, a block let go, or
+    /// the next block.
+    #[inline(never)]
+    fn next_record_slow(&mut self) -> Result<Option<&R>> {
         if let State::Ended = self.state {
             return Ok(None);
         }

@@ -94,6 +94,7 @@ impl<R: Record> TableIter<R> {
     /// Move to the next record as [`TableIter::next_record`] does, but leave a lazily
     /// positioned record (see [`TableIter::seek_lazy`]) unread: `true` when there is a
     /// current record, whose key at least is known.
+    #[inline(always)]
     pub(crate) fn next_key(&mut self) -> Result<bool> {
         if let State::Peeked { pending, .. } = &mut self.state {
             if std::mem::take(pending) {
