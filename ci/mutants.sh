@@ -41,7 +41,8 @@ FILES=(
   reftable/src/table/budget.rs
   reftable/src/table/peek.rs
   reftable/src/table/lookup.rs
-  reftable/src/merged.rs
+  reftable/src/merged/mod.rs
+  reftable/src/merged/ref_log.rs
   reftable/src/stack.rs
   reftable/src/stack_reader.rs
   reftable/src/refdb/mod.rs
@@ -54,6 +55,9 @@ FILES=(
 # Two mutants at once: much of each one's time is linking and single-threaded tests.
 ARGS=(--package reftable --no-shuffle --timeout-multiplier 3 --jobs "${MUTANTS_JOBS:-2}")
 for f in "${FILES[@]}"; do ARGS+=(--file "$f"); done
+for f in "${FILES[@]}"; do
+  [[ -f "$f" ]] || { echo "ci/mutants.sh: $f does not exist (moved?): fix FILES" >&2; exit 2; }
+done
 ALL=("${ARGS[@]}")
 # Mutants no test can tell from the original, each with its reason (see the file).
 while IFS=$'\t' read -r pattern _; do

@@ -211,6 +211,15 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         create_reflog: bool,
     },
+    /// `git checkout -q -l --orphan <branch>` in the main worktree: the branch name must be
+    /// valid and not exist, and `HEAD` must name a commit; under `core.logAllRefUpdates=false`
+    /// the branch's reflog is created empty (`refs_create_reflog`, which no other git command
+    /// calls), then `HEAD` points at the unborn branch with the message
+    /// `checkout: moving from <old> to <branch>`.
+    Orphan {
+        /// The new branch, without `refs/heads/`.
+        branch: String,
+    },
     /// `git branch -m` / `-M` / `-c` / `-C <old> <new>` (branch names without `refs/heads/`).
     Branch {
         /// The branch moved or copied.
@@ -284,6 +293,10 @@ impl Op {
             | Op::ReflogDelete { refname, .. }
             | Op::ReflogDrop { refname } => out.push(refname.clone()),
             Op::PackRefs { .. } | Op::MaintenancePackRefs => {}
+            Op::Orphan { branch } => {
+                out.push("HEAD".into());
+                out.push(format!("refs/heads/{branch}"));
+            }
             Op::Branch { old, new, .. } => {
                 out.push(format!("refs/heads/{old}"));
                 out.push(format!("refs/heads/{new}"));
@@ -307,6 +320,7 @@ impl Op {
             Op::MaintenancePackRefs => "maintenance pack-refs",
             Op::PackRefs { auto: false } => "pack-refs",
             Op::PackRefs { auto: true } => "pack-refs --auto",
+            Op::Orphan { .. } => "checkout -l --orphan",
             Op::Branch { copy: false, .. } => "branch -m/-M",
             Op::Branch { copy: true, .. } => "branch -c/-C",
         }
@@ -374,6 +388,7 @@ impl Op {
             Op::ReflogDrop { refname } => format!("reflog drop {refname}"),
             Op::MaintenancePackRefs => "maintenance run --auto --task=pack-refs".into(),
             Op::PackRefs { auto } => format!("pack-refs{}", if *auto { " --auto" } else { "" }),
+            Op::Orphan { branch } => format!("checkout -l --orphan {branch}"),
             Op::Branch {
                 old,
                 new,

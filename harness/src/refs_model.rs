@@ -627,6 +627,12 @@ impl Model {
             .map_or(0, |e| e.iter().filter(|e| !e.looks_like_marker()).count())
     }
 
+    /// `refs_create_reflog` of `name`: an empty reflog (an existence marker) unless it has
+    /// one.
+    pub fn create_reflog(&mut self, name: &str) {
+        self.logs.entry(name.to_string()).or_default();
+    }
+
     /// `reflog drop` of `name` (a name git found a reflog for): the reflog is gone.
     pub fn drop_reflog(&mut self, name: &str) {
         self.logs.remove(name);

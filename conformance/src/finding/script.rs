@@ -166,6 +166,7 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             v(&["branch", Op::branch_flag(*copy, *force), old, new]),
             None,
         ),
+        Op::Orphan { branch } => (v(&["checkout", "-q", "-l", "--orphan", branch]), None),
     }
 }
 

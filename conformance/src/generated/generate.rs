@@ -116,6 +116,26 @@ pub enum AOp {
     /// A transaction ([`AOp::Txn`]'s fields) pushed with `git push --atomic .` as far as a
     /// push can express it; never drawn by the strategy, made by `with_batches`.
     Push(Vec<AUpdate>, u8, bool, bool),
+    /// `git checkout -l --orphan` of the pool branch at or after this name pick (a
+    /// transaction's first name); never drawn by the strategy, made by `with_batches`.
+    Orphan(u8),
+}
+
+impl AUpdate {
+    /// The name pick of the ref the update writes.
+    fn name_pick(&self) -> u8 {
+        match *self {
+            AUpdate::Create(n, _)
+            | AUpdate::Update(n, ..)
+            | AUpdate::Delete(n, _)
+            | AUpdate::Verify(n, _)
+            | AUpdate::SymrefCreate(n, _)
+            | AUpdate::SymrefUpdate(n, ..)
+            | AUpdate::SymrefDelete(n, _)
+            | AUpdate::UpdateNoDeref(n, _)
+            | AUpdate::CreateNoDeref(n, _) => n,
+        }
+    }
 }
 
 fn old_spec() -> impl Strategy<Value = OldSpec> {
@@ -202,8 +222,8 @@ pub const WORKTREE_ONE_IN: u64 = 4;
 
 /// One transaction in this many of a case without a worktree runs through
 /// `update-ref --batch-updates` (`with_batches`), and one in this many through
-/// `git refs create|update|delete`; half as many as a `git symbolic-ref`, and as many
-/// again as a `git push`.
+/// `git refs create|update|delete`; half as many as a `git symbolic-ref`, as many again as
+/// a `git push`, and as many again become a `git checkout -l --orphan`.
 pub const BATCH_ONE_IN: usize = 6;
 
 /// Case `index` of a run with `seed` as `conformance run` has it: [`generate`]'s case, and
@@ -224,7 +244,8 @@ pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, V
 }
 
 /// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches,
-/// through `git refs`, as a `git symbolic-ref` or as a `git push`.
+/// through `git refs`, as a `git symbolic-ref` or as a `git push`, or replaced by a
+/// `git checkout -l --orphan`.
 fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
     aops.into_iter()
         .map(|a| match (a, rng.below(2 * BATCH_ONE_IN)) {
@@ -232,6 +253,7 @@ fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
             (AOp::Txn(u, m, seg, cr), 2 | 3) => AOp::RefsTxn(u, m, seg, cr),
             (AOp::Txn(u, m, seg, cr), 4) => AOp::SymbolicRef(u, m, seg, cr),
             (AOp::Txn(u, m, seg, cr), 5) => AOp::Push(u, m, seg, cr),
+            (AOp::Txn(u, ..), 6) if !u.is_empty() => AOp::Orphan(u[0].name_pick()),
             (other, _) => other,
         })
         .collect()
@@ -495,6 +517,29 @@ impl Resolver {
         })
     }
 
+    /// A `git checkout -l --orphan` the model can follow: `HEAD` a symref to a branch (one
+    /// hop) or detached, and a new branch with neither a ref nor a reflog (git's reftable
+    /// backend asks whether the reflog exists by its newest record, a tombstone included
+    /// since 2.46, where ours looks past tombstones).
+    fn orphan(&self, model: &Model, n: u8) -> Option<Op> {
+        const HEADS: &str = "refs/heads/";
+        match model.refs.get("HEAD") {
+            Some(MValue::Symref(t))
+                if t.starts_with(HEADS)
+                    && !matches!(model.refs.get(t), Some(MValue::Symref(_))) => {}
+            Some(MValue::Oid(_)) => {}
+            _ => return None,
+        }
+        let name = (0..self.names.len())
+            .map(|k| self.name(n.wrapping_add(k as u8)))
+            .find(|x| {
+                x.starts_with(HEADS) && !model.refs.contains_key(x) && !model.logs.contains_key(x)
+            })?;
+        Some(Op::Orphan {
+            branch: name.strip_prefix(HEADS)?.to_string(),
+        })
+    }
+
     /// The concrete operation for `op`; `None` when it resolves to nothing.
     pub fn resolve(&mut self, op: &AOp, model: &Model, null: &ObjectId) -> Option<Op> {
         match op {
@@ -517,6 +562,7 @@ impl Resolver {
                 self.branch(model, *a, *b, *shape, *copy, *force)
             }
             AOp::FillBlock(delta, v) => self.fill_block(*delta, *v),
+            AOp::Orphan(n) => self.orphan(model, *n),
             AOp::BatchTxn(updates, msg, new_segment, create_reflog) => {
                 let u =
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
@@ -525,6 +571,12 @@ impl Resolver {
             AOp::SymbolicRef(updates, msg, new_segment, create_reflog) => {
                 let u =
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                if !self.symref_commands {
+                    // Before 2.46 `git symbolic-ref` wrote through the backend's own
+                    // `create_symref` (no transaction, its own logging and D/F wording),
+                    // which the model does not follow: the transaction runs as it is.
+                    return Some(self.segment_txn(u));
+                }
                 self.symbolic_ref(&u, &updates[0])
             }
             AOp::Push(updates, msg, new_segment, create_reflog) => {
@@ -942,12 +994,13 @@ mod tests {
     }
 
     /// A case without a worktree is [`generate`]'s with some transactions run as batches
-    /// (about one in [`BATCH_ONE_IN`]); one with a worktree keeps its options but the flag,
+    /// (about one in [`BATCH_ONE_IN`]) and some replaced by a `checkout --orphan` (one in
+    /// twice that); one with a worktree keeps its options but the flag,
     /// and its operations but `git branch` (some transactions moved into the worktree).
     /// About one case in [`WORKTREE_ONE_IN`] has one.
     #[test]
     fn reach_keeps_existing_cases() {
-        let (mut worktree_cases, mut batches, mut txns) = (0, 0, 0);
+        let (mut worktree_cases, mut batches, mut txns, mut orphans) = (0, 0, 0, 0);
         for index in 0..200 {
             let (plain_opts, plain) = generate(1, index, 30);
             let (opts, aops) = generate_with_reach(1, index, 30);
@@ -959,7 +1012,13 @@ mod tests {
                         assert_eq!(format!("{a:?}"), format!("{b:?}"));
                         continue;
                     }
-                    // A transaction stays one or keeps its fields in another kind.
+                    // A transaction stays one, keeps its fields in another kind, or becomes
+                    // a `checkout --orphan` of its first name.
+                    if let (AOp::Orphan(n), AOp::Txn(u, ..)) = (b, a) {
+                        assert_eq!(*n, u[0].name_pick());
+                        orphans += 1;
+                        continue;
+                    }
                     assert_eq!(txn_fields(a), txn_fields(b), "{b:?}");
                     match b {
                         AOp::BatchTxn(..) => batches += 1,
@@ -994,8 +1053,10 @@ mod tests {
             (30..70).contains(&worktree_cases),
             "{worktree_cases} of 200"
         );
-        let share = batches * BATCH_ONE_IN * 10 / (batches + txns);
+        let share = batches * BATCH_ONE_IN * 10 / (batches + txns + orphans);
         assert!((7..14).contains(&share), "{batches} batches, {txns} txns");
+        let share = orphans * 2 * BATCH_ONE_IN * 10 / (batches + txns + orphans);
+        assert!((7..14).contains(&share), "{orphans} orphans, {txns} txns");
     }
 
     /// Worktree transactions never write through `main-worktree/` or `worktrees/<id>/`

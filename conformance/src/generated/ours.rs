@@ -3,7 +3,7 @@
 //! under injected system-call faults): the command's own checks in git's order, then the
 //! library's call.
 
-use reftable::refdb::{Committer, Expected, RefDb, RefDbOptions, RefUpdate};
+use reftable::refdb::{Committer, Expected, LogRefs, ObjectKind, RefDb, RefDbOptions, RefUpdate};
 use reftable::refname::is_valid_refname;
 use reftable::{RefValue, StackOptions, WriteOptions};
 
@@ -119,6 +119,10 @@ pub fn apply(
         Op::ReflogDrop { refname } => on_log(db, refname, |db, t| db.delete_reflog(t.as_bytes())),
         Op::PackRefs { auto } => db.pack_refs(*auto).map_err(|e| our_refusal(&e)),
         Op::MaintenancePackRefs => db.pack_refs(true).map_err(|e| our_refusal(&e)),
+        Op::Orphan { branch } => {
+            let plan = orphan_check(db, branch, objects)?;
+            orphan(db, branch, &plan, committer, objects)
+        }
         Op::Branch {
             old,
             new,
@@ -258,6 +262,107 @@ pub(crate) fn parser_check(updates: &[Update]) -> Result<(), Refused> {
         ));
     }
     Ok(())
+}
+
+/// What `git checkout -l --orphan <branch>` does once its checks passed.
+pub(crate) struct OrphanPlan {
+    /// The reflog message of `HEAD`'s update.
+    pub message: String,
+    /// It switches from `HEAD`'s commit (and may create the branch's reflog), rather than
+    /// from an unborn branch (which only moves `HEAD`).
+    pub switches: bool,
+}
+
+/// `git checkout -l --orphan <branch>`'s own checks, in its order (a valid branch name, no
+/// such branch, then `HEAD`: unborn, or naming a commit), and what it does then. From an
+/// unborn branch (`HEAD` a symref to no ref) it only points `HEAD` at the new branch, with
+/// the message `checkout -b`; from a commit it creates the reflog where the config would
+/// not, and logs `checkout: moving from <old> to <branch>`, `<old>` the branch `HEAD`
+/// points at, or the commit it names (a tag peeled) when it is detached or points outside
+/// `refs/heads/`.
+pub(crate) fn orphan_check(
+    db: &RefDb,
+    branch: &str,
+    objects: &PoolObjects<'_>,
+) -> Result<OrphanPlan, Refused> {
+    let refname = format!("refs/heads/{branch}");
+    if branch == "HEAD" || branch.starts_with('-') || !is_valid_refname(refname.as_bytes(), true) {
+        return Err(refused(
+            ErrClass::BadName,
+            "not a valid branch name (git checkout)",
+        ));
+    }
+    if db.resolve(refname.as_bytes()).ok().flatten().is_some() {
+        return Err(refused(
+            ErrClass::BranchExists,
+            "a branch already exists (git checkout)",
+        ));
+    }
+    let unborn = || {
+        refused(
+            ErrClass::NoBranch,
+            "on a branch yet to be born (git checkout)",
+        )
+    };
+    let head_is_symref = matches!(
+        db.read_ref(b"HEAD"),
+        Ok(Some(reftable::RefRecord {
+            value: RefValue::Symref(_),
+            ..
+        }))
+    );
+    let Some(id) = db.resolve(b"HEAD").ok().flatten() else {
+        if head_is_symref {
+            return Ok(OrphanPlan {
+                message: "checkout -b".into(),
+                switches: false,
+            });
+        }
+        return Err(unborn());
+    };
+    let commit = match objects.kind(&id) {
+        ObjectKind::Commit => id,
+        ObjectKind::Tag { peeled } if objects.kind(&peeled) == ObjectKind::Commit => peeled,
+        _ => return Err(unborn()),
+    };
+    let mut end = b"HEAD".to_vec();
+    for _ in 0..SYMREF_READS {
+        match db.read_ref(&end) {
+            Ok(Some(reftable::RefRecord {
+                value: RefValue::Symref(t),
+                ..
+            })) => end = t,
+            _ => break,
+        }
+    }
+    let old = match end.strip_prefix(b"refs/heads/") {
+        Some(b) if end != b"HEAD" => String::from_utf8_lossy(b).into_owned(),
+        _ => commit.to_string(),
+    };
+    Ok(OrphanPlan {
+        message: format!("checkout: moving from {old} to {branch}"),
+        switches: true,
+    })
+}
+
+/// `git checkout -l --orphan <branch>` past its checks (`plan`): when it switches from a
+/// commit under `core.logAllRefUpdates=false` (which would not create it) the branch's
+/// reflog is created empty; then `HEAD` points at the branch.
+pub(crate) fn orphan(
+    db: &mut RefDb,
+    branch: &str,
+    plan: &OrphanPlan,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<(), Refused> {
+    let refname = format!("refs/heads/{branch}");
+    let message = plan.message.as_str();
+    if plan.switches && db.options().log_refs == LogRefs::None {
+        db.create_reflog(refname.as_bytes())
+            .map_err(|e| our_refusal(&e))?;
+    }
+    let update = symbolic_ref_update("HEAD", &refname);
+    txn(db, &[update], message, false, committer, objects)
 }
 
 /// The full names of a branch rename or copy.

@@ -259,6 +259,14 @@ pub const WORDINGS: &[Wording] = &[
         versions: "*",
         origin: "branch.c validate_branchname",
     },
+    // `git checkout --orphan` with no start point switches from `HEAD`'s commit: a `HEAD`
+    // that names none (an unborn branch, a tree) has no branch to leave.
+    Wording {
+        class: NoBranch,
+        format: "You are on a branch yet to be born",
+        versions: "*",
+        origin: "builtin/checkout.c switch_branches",
+    },
     Wording {
         class: SymrefNotMovable,
         format: "refname %s is a symbolic ref, copying it is not supported",

@@ -13,6 +13,7 @@ use crate::git::messages;
 use crate::model::Refusal;
 use crate::ops::{Expire, Op, Update};
 use crate::setup::pool::PoolObjects;
+use reftable::refdb::LogRefs;
 
 /// The outcomes of one step on git, on us and (for transactions) on the model; `None` when
 /// git crashed or hung (a divergence of its own).
@@ -75,7 +76,55 @@ impl Executor<'_> {
                 copy,
                 force,
             } => self.run_branch(old, new, *copy, *force),
+            Op::Orphan { branch } => self.run_orphan(op, branch),
         }
+    }
+
+    /// `git checkout -l --orphan <branch>`: its own checks on us (the model has no say when
+    /// they refuse), then the reflog created where the config would not create it, and the
+    /// symref update of `HEAD` on us and on the model.
+    fn run_orphan(&mut self, op: &Op, branch: &str) -> Outcomes {
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
+        let plan = match ours::orphan_check(&self.db, branch, &objects) {
+            Ok(p) => p,
+            Err(refusal) => {
+                let git_res = self.git_command_verdict(op)?;
+                return Some((git_res, Err(refusal), None));
+            }
+        };
+        let git_res = self.git_command_verdict(op)?;
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
+        let refname = format!("refs/heads/{branch}");
+        let creates = plan.switches && self.db.options().log_refs == LogRefs::None;
+        let message = plan.message.clone();
+        let update = ours::symbolic_ref_update("HEAD", &refname);
+        let time = BASE_TIME + 60 * self.tick;
+        let mut trial = self.model.clone();
+        if creates {
+            trial.create_reflog(&refname);
+        }
+        let model_res = trial.transaction(
+            std::slice::from_ref(&update),
+            &message,
+            false,
+            time,
+            &objects,
+        );
+        self.model_trial = Some(trial);
+        let c = self.committer();
+        let ours_res = ours::orphan(&mut self.db, branch, &plan, &c, &objects);
+        if git_res.is_ok() {
+            if creates {
+                // The files twin has no call that creates an empty reflog.
+                self.result.twin_retired = Some("checkout --orphan created an empty reflog".into());
+                self.twin = None;
+            } else {
+                self.twin_apply(&[update], &message);
+            }
+        }
+        Some((git_res, ours_res, Some(model_res)))
     }
 
     /// `git branch -m/-M/-c/-C` against ours: the command's own checks (in its order), the
