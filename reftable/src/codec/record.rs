@@ -739,6 +739,31 @@ mod tests {
         ObjectId::from_bytes(&[b; 20]).unwrap()
     }
 
+    /// Decoding into a record reuses what it holds: an object id is overwritten in place, a
+    /// symref target's buffer is kept (no allocation per record when iterating).
+    #[test]
+    fn decoding_reuses_the_record() {
+        let mut value = Vec::new();
+        let target = RefRecord::new("HEAD", 5, RefValue::Symref(b"refs/heads/main".to_vec()));
+        target.encode_value(&mut value, &CTX);
+        let mut rec = RefRecord::new("x", 5, RefValue::Symref(Vec::with_capacity(100)));
+        assert_eq!(rec.decode(b"HEAD", 3, &value, &CTX), Ok(value.len()));
+        assert_eq!(rec, target);
+        match &rec.value {
+            RefValue::Symref(t) => assert!(t.capacity() >= 100, "the buffer was replaced"),
+            v => panic!("{v:?}"),
+        }
+        let mut value = Vec::new();
+        let object = RefRecord::new("refs/heads/a", 6, RefValue::Object(id(7)));
+        object.encode_value(&mut value, &CTX);
+        let mut rec = RefRecord::new("refs/heads/z", 5, RefValue::Object(id(1)));
+        assert_eq!(
+            rec.decode(b"refs/heads/a", 1, &value, &CTX),
+            Ok(value.len())
+        );
+        assert_eq!(rec, object);
+    }
+
     #[test]
     fn only_tombstones_are_deletions() {
         let obj = ObjRecord {

@@ -295,6 +295,30 @@ mod tests {
         assert_eq!(it.inflated_bytes(), 0);
         assert!(it.next_record().unwrap().is_none());
     }
+    /// A record whose value and block were let go is decoded again once, its block
+    /// inflated again once: a second restore and the next read redo neither.
+    #[test]
+    fn a_restore_redoes_the_work_once() {
+        let t = two_big_log_blocks();
+        let mut it = t.unpositioned::<LogRecord>().unwrap();
+        it.seek(b"").unwrap();
+        assert!(it.next_record().unwrap().is_some());
+        let got = name_and_size(it.next_record().unwrap());
+        assert_eq!(got.map(|g| g.0), Some("refs/heads/b".to_string()));
+        it.evict_inflated();
+        assert_eq!(it.held_bytes(), 0, "the big value and its block are let go");
+        let before = it.stats();
+        it.restore_current().unwrap();
+        assert!(name_and_size(Some(it.current())).unwrap().1 >= 2 << 20);
+        it.restore_current().unwrap();
+        let after = it.stats().since(before);
+        assert_eq!((after.records_decoded, after.blocks_inflated), (1, 1));
+        let got = name_and_size(it.next_record().unwrap());
+        assert_eq!(got.map(|g| g.0), Some("refs/heads/c".to_string()));
+        let after = it.stats().since(before);
+        assert_eq!((after.records_decoded, after.blocks_inflated), (2, 1));
+    }
+
     /// A seek that probes the next big block and moves on lets the block it left go: the
     /// iterator holds one big block, not two.
     #[test]
