@@ -80,9 +80,22 @@ pub struct Git {
     timeout: Duration,
 }
 
+/// How long one git command may run before it counts as hung: `REFTABLE_TEST_GIT_TIMEOUT`
+/// seconds, else 120 (the mutation yardstick sets less, so that a mutant that makes git hang
+/// is caught within its budget).
+fn git_timeout() -> Duration {
+    let secs = std::env::var("REFTABLE_TEST_GIT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(120);
+    Duration::from_secs(secs)
+}
+
 impl Git {
     /// The git to use: `explicit`, else `REFTABLE_TEST_GIT`, else `git` on PATH. Fails unless it
-    /// is 2.45 or newer and can create a reftable repository.
+    /// is 2.45 or newer and can create a reftable repository. Each git command is killed
+    /// (a hang) after 120 s, or `REFTABLE_TEST_GIT_TIMEOUT` seconds.
     pub fn find(explicit: Option<&Path>) -> Result<Git, String> {
         let bin = explicit
             .map(Path::to_path_buf)
@@ -94,7 +107,7 @@ impl Git {
             bin,
             version: String::new(),
             home,
-            timeout: Duration::from_secs(120),
+            timeout: git_timeout(),
         };
         let v = git.run(git.home.path(), &["version"], "", 0);
         if !v.exit.success() {

@@ -41,13 +41,17 @@ impl Cmd {
 }
 
 /// The gate's own modes as commands, by name (`run`, `migrate`, `concurrent`, `damaged`),
-/// in the sizes the README's gate sections name.
+/// in the sizes the README's gate sections name; the runs stop at their first divergence
+/// and take a git command that runs 20 s for a hang, so that a mutant is judged quickly and a
+/// mutant that makes git hang is caught within its budget rather than timed out.
 pub fn builtin_mode(name: &str) -> Result<Cmd, String> {
     let text = match name {
-        "run" => "{exe} run --git {git} --no-minimize --out {scratch}/cases",
+        "run" => {
+            "REFTABLE_TEST_GIT_TIMEOUT=20 {exe} run --git {git} --no-minimize --fail-fast --out {scratch}/cases"
+        }
         "migrate" => "{exe} migrate --git {git} --cases 20",
         "concurrent" => {
-            "{exe} run --concurrent --concurrent-txns 500 --git {git} --no-minimize --out {scratch}/cases"
+            "REFTABLE_TEST_GIT_TIMEOUT=20 {exe} run --concurrent --concurrent-txns 500 --git {git} --no-minimize --fail-fast --out {scratch}/cases"
         }
         "damaged" => "{exe} damaged --git {git} --seconds 180 --no-gdb --out {scratch}/damaged",
         _ => {
