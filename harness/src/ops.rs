@@ -168,14 +168,17 @@ pub enum Op {
         /// The updates: a new object id (null: delete) and the current value as old value.
         updates: Vec<Update>,
     },
-    /// `git reflog expire --expire=… --expire-unreachable=never <ref>`.
+    /// `git reflog expire --expire=… --expire-unreachable=never [--updateref] <ref>`.
     ReflogExpire {
         /// The ref.
         refname: String,
         /// What to prune.
         expire: Expire,
+        /// `--updateref`: the ref takes the newest kept entry's new id.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        update_ref: bool,
     },
-    /// `git reflog delete [--rewrite] <ref>@{index}`.
+    /// `git reflog delete [--rewrite] [--updateref] <ref>@{index}`.
     ReflogDelete {
         /// The ref.
         refname: String,
@@ -184,6 +187,9 @@ pub enum Op {
         /// `--rewrite`.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         rewrite: bool,
+        /// `--updateref`: the ref takes the newest remaining entry's new id.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        update_ref: bool,
     },
     /// `git reflog drop <ref>`: the whole reflog goes, the ref stays (git 2.50+).
     ReflogDrop {
@@ -376,14 +382,23 @@ impl Op {
             }
             Op::SymbolicRef { name, target, .. } => format!("symbolic-ref {name} {target}"),
             Op::Push { updates } => format!("push --atomic {}", txn(updates).summary()),
-            Op::ReflogExpire { refname, expire } => format!("reflog expire {expire:?} {refname}"),
+            Op::ReflogExpire {
+                refname,
+                expire,
+                update_ref,
+            } => format!(
+                "reflog expire {expire:?}{} {refname}",
+                if *update_ref { " --updateref" } else { "" }
+            ),
             Op::ReflogDelete {
                 refname,
                 index,
                 rewrite,
+                update_ref,
             } => format!(
-                "reflog delete{} {refname}@{{{index}}}",
-                if *rewrite { " --rewrite" } else { "" }
+                "reflog delete{}{} {refname}@{{{index}}}",
+                if *rewrite { " --rewrite" } else { "" },
+                if *update_ref { " --updateref" } else { "" }
             ),
             Op::ReflogDrop { refname } => format!("reflog drop {refname}"),
             Op::MaintenancePackRefs => "maintenance run --auto --task=pack-refs".into(),

@@ -627,6 +627,22 @@ impl Model {
             .map_or(0, |e| e.iter().filter(|e| !e.looks_like_marker()).count())
     }
 
+    /// `reflog expire --updateref` after [`Model::expire`]: a ref holding an object id takes
+    /// the new id of its newest remaining entry (entries that look like markers aside) when
+    /// that is not null.
+    pub fn update_ref_from_reflog(&mut self, name: &str) {
+        let newest = self
+            .logs
+            .get(name)
+            .and_then(|e| e.iter().find(|e| !e.looks_like_marker()))
+            .map(|e| e.new);
+        if let (Some(id), Some(MValue::Oid(v))) = (newest, self.refs.get_mut(name)) {
+            if !id.is_null() {
+                *v = id;
+            }
+        }
+    }
+
     /// `refs_create_reflog` of `name`: an empty reflog (an existence marker) unless it has
     /// one.
     pub fn create_reflog(&mut self, name: &str) {

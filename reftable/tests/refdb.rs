@@ -216,6 +216,54 @@ fn reflogs_existence_expiry_and_deletion() {
     assert_eq!(names, [b"refs/heads/m".to_vec()]);
 }
 
+/// `reflog expire --updateref`: the ref takes the newest kept entry's new id, peeled when
+/// the lookup says it is a tag; a symref and an expiry that keeps nothing leave refs alone.
+#[test]
+fn expiry_updates_the_ref() {
+    struct Tags;
+    impl reftable::refdb::ObjectLookup for Tags {
+        fn lookup(
+            &self,
+            oid: &ObjectId,
+        ) -> Result<reftable::refdb::ObjectKind, reftable::refdb::LookupError> {
+            Ok(if *oid == id(2) {
+                reftable::refdb::ObjectKind::Tag { peeled: id(9) }
+            } else {
+                reftable::refdb::ObjectKind::Commit
+            })
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    for v in 1..=3 {
+        tx(&mut d, &[RefUpdate::update("refs/heads/m", id(v), None)]).unwrap();
+    }
+    let newest = log(&d, b"refs/heads/m")[0].update_index;
+    let prune_newest = &mut |l: &reftable::LogRecord| l.update_index == newest;
+    d.expire_reflog_update_ref(b"refs/heads/m", prune_newest, false, &Tags)
+        .unwrap();
+    let r = d.read_ref(b"refs/heads/m").unwrap().unwrap();
+    assert_eq!(r.value_id(), Some(&id(2)));
+    assert_eq!(r.peeled_id(), Some(&id(9)));
+    // Nothing kept: the ref stays.
+    d.expire_reflog_update_ref(b"refs/heads/m", &mut |_| true, false, &Tags)
+        .unwrap();
+    assert_eq!(
+        d.read_ref(b"refs/heads/m").unwrap().unwrap().value_id(),
+        Some(&id(2))
+    );
+    // HEAD, a symref, stays one.
+    let head = RefUpdate::symref_update("HEAD", "refs/heads/m", Expected::Any).no_deref();
+    tx(&mut d, &[head.message("to m")]).unwrap();
+    tx(&mut d, &[RefUpdate::update("HEAD", id(4), None)]).unwrap();
+    d.expire_reflog_update_ref(b"HEAD", &mut |_| false, false, &Tags)
+        .unwrap();
+    assert!(matches!(
+        d.read_ref(b"HEAD").unwrap().unwrap().value,
+        reftable::RefValue::Symref(_)
+    ));
+}
+
 #[test]
 fn pack_refs_compacts_prunes_and_keeps_other_files() {
     let dir = tempfile::tempdir().unwrap();

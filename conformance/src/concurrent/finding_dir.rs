@@ -94,6 +94,7 @@ fn serial_ops(outcomes: &[Outcome], indexes: &BTreeMap<String, u64>) -> Vec<crat
                 _ => Op::ReflogExpire {
                     refname: names::EXPIRY.into(),
                     expire: Expire::All,
+                    update_ref: false,
                 },
             };
             // Maintenance goes after the transactions of its window.

@@ -120,31 +120,24 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             }));
             (args, None)
         }
-        Op::ReflogExpire { refname, expire } => {
-            let exp = match expire {
-                Expire::All => "--expire=all".to_string(),
-                Expire::Before(t) => format!("--expire={t} +0000"),
-            };
-            (
-                v(&[
-                    "reflog",
-                    "expire",
-                    &exp,
-                    "--expire-unreachable=never",
-                    refname,
-                ]),
-                None,
-            )
-        }
+        Op::ReflogExpire {
+            refname,
+            expire,
+            update_ref,
+        } => (reflog_expire_args(refname, expire, *update_ref), None),
         Op::ReflogDrop { refname } => (v(&["reflog", "drop", refname]), None),
         Op::ReflogDelete {
             refname,
             index,
             rewrite,
+            update_ref,
         } => {
             let mut args = v(&["reflog", "delete"]);
             if *rewrite {
                 args.push("--rewrite".into());
+            }
+            if *update_ref {
+                args.push("--updateref".into());
             }
             args.push(format!("{refname}@{{{index}}}"));
             (args, None)
@@ -168,6 +161,23 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
         ),
         Op::Orphan { branch } => (v(&["checkout", "-q", "-l", "--orphan", branch]), None),
     }
+}
+
+/// `git reflog expire` of `refname` as the gate runs it (unreachable entries never pruned
+/// apart: the gate's objects are all reachable or none).
+pub fn reflog_expire_args(refname: &str, expire: &Expire, update_ref: bool) -> Vec<String> {
+    let exp = match expire {
+        Expire::All => "--expire=all".to_string(),
+        Expire::Before(t) => format!("--expire={t} +0000"),
+    };
+    let mut args: Vec<String> = ["reflog", "expire", &exp, "--expire-unreachable=never"]
+        .map(String::from)
+        .to_vec();
+    if update_ref {
+        args.push("--updateref".into());
+    }
+    args.push(refname.into());
+    args
 }
 
 /// `update-ref [-m message] [--create-reflog] --stdin` and the command lines of `updates`.

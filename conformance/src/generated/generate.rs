@@ -506,6 +506,9 @@ impl Resolver {
             || (checked_out(&old) && !exists(&old))
             || (force && exists(&new) && (checked_out(&new) || model.logs.contains_key(&new)))
             || (!exists(&new) && model.logs.contains_key(&new))
+            // A dangling symref is no branch to git's `branch -c`, which copies over it;
+            // the model takes it for an existing branch.
+            || (model.refs.contains_key(&new) && model.resolve(&new).is_none())
         {
             return None;
         }
@@ -550,10 +553,17 @@ impl Resolver {
             AOp::MassCreate(p, n, v) => Some(self.mass_create(*p, *n, *v)),
             AOp::MassDelete(p) => self.mass_delete(*p, model, null),
             AOp::Expire(n, all) => Some(self.expire(*n, *all)),
+            // One in three with `--updateref`, of the newest or the next entry: deleting the
+            // newest moves the ref to the entry before it.
             AOp::ReflogDelete(n, i, r) => Some(Op::ReflogDelete {
                 refname: self.name(*n),
-                index: *i as usize,
+                index: if n % 3 == 1 {
+                    *i as usize % 2
+                } else {
+                    *i as usize
+                },
                 rewrite: *r,
+                update_ref: n % 3 == 1,
             }),
             AOp::ReflogDrop(n) => self.reflog_drop(model, *n),
             AOp::Pack(2) => Some(Op::MaintenancePackRefs),
@@ -951,9 +961,11 @@ impl Resolver {
         (!updates.is_empty()).then(|| self.segment_txn(updates))
     }
 
-    /// [`AOp::Expire`]: expire all of a reflog or the entries before a time.
+    /// [`AOp::Expire`]: expire all of a reflog or the entries before a time; one in four
+    /// with `--updateref`.
     fn expire(&self, n: u8, all: bool) -> Op {
         Op::ReflogExpire {
+            update_ref: n % 4 == 1,
             refname: self.name(n),
             expire: if all {
                 Expire::All

@@ -106,15 +106,20 @@ pub fn apply(
             class: None,
             message: "a worktree transaction outside `conformance run`".into(),
         }),
-        Op::ReflogExpire { refname, expire } => on_log(db, refname, |db, t| {
-            expire_log(db, t, expire_cutoff(expire))
+        Op::ReflogExpire {
+            refname,
+            expire,
+            update_ref,
+        } => on_log(db, refname, |db, t| {
+            expire_log(db, t, expire_cutoff(expire), update_ref.then_some(objects))
         }),
         Op::ReflogDelete {
             refname,
             index,
             rewrite,
+            update_ref,
         } => on_log(db, refname, |db, t| {
-            delete_log_entry(db, t, *index, *rewrite)
+            delete_log_entry(db, t, *index, *rewrite, update_ref.then_some(objects))
         }),
         Op::ReflogDrop { refname } => on_log(db, refname, |db, t| db.delete_reflog(t.as_bytes())),
         Op::PackRefs { auto } => db.pack_refs(*auto).map_err(|e| our_refusal(&e)),
@@ -422,22 +427,29 @@ pub(crate) fn branch(
 }
 
 /// `git reflog expire --expire=… --expire-unreachable=never` on the reflog `target`.
-pub(crate) fn expire_log(db: &mut RefDb, target: &str, cutoff: u64) -> reftable::Result<()> {
-    db.expire_reflog(
-        target.as_bytes(),
-        &mut |l| l.update().is_some_and(|u| u.time < cutoff),
-        false,
-        false,
-    )
+/// With `update_ref` (`--updateref`, the objects to peel with) the ref takes the newest
+/// kept entry's new id.
+pub(crate) fn expire_log(
+    db: &mut RefDb,
+    target: &str,
+    cutoff: u64,
+    update_ref: Option<&PoolObjects<'_>>,
+) -> reftable::Result<()> {
+    let prune = &mut |l: &reftable::LogRecord| l.update().is_some_and(|u| u.time < cutoff);
+    match update_ref {
+        Some(objects) => db.expire_reflog_update_ref(target.as_bytes(), prune, false, objects),
+        None => db.expire_reflog(target.as_bytes(), prune, false, false),
+    }
     .map(drop)
 }
 
-/// `git reflog delete [--rewrite] target@{index}` (0 = newest).
+/// `git reflog delete [--rewrite] [--updateref] target@{index}` (0 = newest).
 pub(crate) fn delete_log_entry(
     db: &mut RefDb,
     target: &str,
     index: usize,
     rewrite: bool,
+    update_ref: Option<&PoolObjects<'_>>,
 ) -> reftable::Result<()> {
     let target_ui = db
         .reflog(target.as_bytes())
@@ -445,12 +457,11 @@ pub(crate) fn delete_log_entry(
         .and_then(|mut e| e.nth(index))
         .and_then(|l| l.ok())
         .map(|l| l.update_index);
-    db.expire_reflog(
-        target.as_bytes(),
-        &mut |l| Some(l.update_index) == target_ui,
-        rewrite,
-        false,
-    )
+    let prune = &mut |l: &reftable::LogRecord| Some(l.update_index) == target_ui;
+    match update_ref {
+        Some(objects) => db.expire_reflog_update_ref(target.as_bytes(), prune, rewrite, objects),
+        None => db.expire_reflog(target.as_bytes(), prune, rewrite, false),
+    }
     .map(drop)
 }
 

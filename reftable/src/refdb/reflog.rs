@@ -2,11 +2,12 @@
 //! tombstones and existence markers hidden), creating and deleting them, expiring entries,
 //! and `git pack-refs`.
 
-use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record};
+use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
 use crate::error::Result;
 use crate::hash::{HashId, ObjectId};
 use crate::merged::{MergedIter, MergedTable, RefLog};
 
+use super::objects::{ObjectKind, ObjectLookup};
 use super::RefDb;
 
 /// git's reflog message normalization: runs of whitespace (space, tab, CR, LF) become one
@@ -179,6 +180,31 @@ impl RefDb {
         rewrite: bool,
         dry_run: bool,
     ) -> Result<Expired> {
+        self.expire(name, prune, rewrite, dry_run, None)
+    }
+
+    /// [`RefDb::expire_reflog`] as `git reflog expire --updateref` does it: when an entry is
+    /// kept, its newest one's new id is not null, and `name` holds an object id itself (not
+    /// a symref), the same table sets `name` to that id (peeled when `objects` says it is an
+    /// annotated tag), also when it holds that id already, as git does.
+    pub fn expire_reflog_update_ref(
+        &mut self,
+        name: &[u8],
+        prune: &mut dyn FnMut(&LogRecord) -> bool,
+        rewrite: bool,
+        objects: &dyn ObjectLookup,
+    ) -> Result<Expired> {
+        self.expire(name, prune, rewrite, false, Some(objects))
+    }
+
+    fn expire(
+        &mut self,
+        name: &[u8],
+        prune: &mut dyn FnMut(&LogRecord) -> bool,
+        rewrite: bool,
+        dry_run: bool,
+        update_ref: Option<&dyn ObjectLookup>,
+    ) -> Result<Expired> {
         self.stack.reload()?;
         let hash = self.stack.options().hash();
         let mut logs: Vec<LogRecord> = self
@@ -206,11 +232,18 @@ impl RefDb {
         if dry_run {
             return Ok(out);
         }
+        let new_ref = match (update_ref, last_new) {
+            (Some(objects), Some(id)) if !id.is_null() => self.updated_ref(name, id, objects)?,
+            _ => None,
+        };
         let live = out.kept > 0;
         let name = name.to_vec();
         let mut add = self.stack.new_addition(false)?;
         add.add_table(|w, update_index| {
             w.set_limits(update_index, update_index)?;
+            if let Some(value) = &new_ref {
+                w.add_ref(&RefRecord::new(name.clone(), update_index, value.clone()))?;
+            }
             if !live {
                 w.add_log_verbatim(&existence_marker(&name, update_index, hash))?;
             }
@@ -221,6 +254,27 @@ impl RefDb {
         })?;
         add.commit()?;
         Ok(out)
+    }
+
+    /// The value `--updateref` gives `name`: `id`, peeled if it is a tag; `None` when `name`
+    /// does not hold an object id itself (a symref, or no ref).
+    fn updated_ref(
+        &self,
+        name: &[u8],
+        id: ObjectId,
+        objects: &dyn ObjectLookup,
+    ) -> Result<Option<RefValue>> {
+        let holds_id = matches!(
+            self.read_ref(name)?.map(|r| r.value),
+            Some(RefValue::Object(_) | RefValue::Peeled { .. })
+        );
+        if !holds_id {
+            return Ok(None);
+        }
+        Ok(Some(match objects.lookup(&id) {
+            Ok(ObjectKind::Tag { peeled }) => RefValue::Peeled { object: id, peeled },
+            _ => RefValue::Object(id),
+        }))
     }
 
     /// `git pack-refs`: compact the whole stack into one table (dropping tombstones), then

@@ -61,12 +61,17 @@ impl Executor<'_> {
                 message,
             } => self.run_symbolic_ref(op, name, target, message),
             Op::Push { updates } => self.run_git_txn(op, updates, Op::PUSH_MESSAGE, false),
-            Op::ReflogExpire { refname, expire } => self.run_expire(refname, expire),
+            Op::ReflogExpire {
+                refname,
+                expire,
+                update_ref,
+            } => self.run_expire(refname, expire, *update_ref),
             Op::ReflogDelete {
                 refname,
                 index,
                 rewrite,
-            } => self.run_reflog_delete(refname, *index, *rewrite),
+                update_ref,
+            } => self.run_reflog_delete(refname, *index, *rewrite, *update_ref),
             Op::ReflogDrop { refname } => self.run_reflog_drop(refname),
             Op::PackRefs { auto } => self.run_pack_refs(*auto),
             Op::MaintenancePackRefs => self.run_maintenance_pack_refs(),
@@ -319,38 +324,36 @@ impl Executor<'_> {
     }
 
     /// `git reflog expire` against our expiry.
-    fn run_expire(&mut self, refname: &str, expire: &Expire) -> Outcomes {
+    fn run_expire(&mut self, refname: &str, expire: &Expire, update_ref: bool) -> Outcomes {
         let repo = self.repo.path().to_path_buf();
         let exp = match expire {
             Expire::All => "--expire=all".to_string(),
             Expire::Before(t) => format!("--expire={t} +0000"),
         };
+        let args = crate::finding::script::reflog_expire_args(refname, expire, update_ref);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let cutoff = ours::expire_cutoff(expire);
         // The library's other expiry path, on copies of the stacks as they are now.
         self.check_expiry_in_compaction(cutoff, &exp);
         if self.diverged() {
             return None;
         }
-        let out = self.env.git.run_auto(
-            &repo,
-            &[
-                "reflog",
-                "expire",
-                &exp,
-                "--expire-unreachable=never",
-                refname,
-            ],
-            "",
-            self.tick,
-            self.opts.auto_compaction,
-        );
+        let out = (self.env.git).run_auto(&repo, &args, "", self.tick, self.opts.auto_compaction);
         let git_res = self.git_verdict(out)?;
         let target = self.dwim_log(refname);
+        let pool = &self.env.pool(self.hash).pool;
+        let objects = PoolObjects(pool);
         let ours_res = match target {
             None => Err(refused(ErrClass::NoReflog, "no reflog")),
             Some(t) => {
-                let r = ours::expire_log(&mut self.db, &t, cutoff);
+                let r = ours::expire_log(&mut self.db, &t, cutoff, update_ref.then_some(&objects));
                 self.model.expire(&t, &mut |_, e| e.time < cutoff, false);
+                if update_ref {
+                    self.model.update_ref_from_reflog(&t);
+                    // The files twin has no reflog expiry that moves the ref.
+                    self.result.twin_retired = Some("reflog expire --updateref".into());
+                    self.twin = None;
+                }
                 r.map_err(|e| our_refusal(&e))
             }
         };
@@ -358,18 +361,36 @@ impl Executor<'_> {
     }
 
     /// `git reflog delete` of one entry against ours.
-    fn run_reflog_delete(&mut self, refname: &str, index: usize, rewrite: bool) -> Outcomes {
+    fn run_reflog_delete(
+        &mut self,
+        refname: &str,
+        index: usize,
+        rewrite: bool,
+        update_ref: bool,
+    ) -> Outcomes {
         let spec = format!("{refname}@{{{index}}}");
         let mut args = vec!["reflog", "delete"];
         if rewrite {
             args.push("--rewrite");
         }
+        if update_ref {
+            args.push("--updateref");
+        }
         args.push(&spec);
+        let pool = self.env.pool(self.hash).pool.clone();
         self.on_reflog(&args, refname, |exec, t| {
-            let r = ours::delete_log_entry(&mut exec.db, t, index, rewrite);
+            let objects = PoolObjects(&pool);
+            let update = update_ref.then_some(&objects);
+            let r = ours::delete_log_entry(&mut exec.db, t, index, rewrite, update);
             let n = exec.model.visible_entries(t);
             exec.model
                 .expire(t, &mut |i, _| n > index && i == index, rewrite);
+            if update_ref {
+                exec.model.update_ref_from_reflog(t);
+                // The files twin has no reflog expiry that moves the ref.
+                exec.result.twin_retired = Some("reflog delete --updateref".into());
+                exec.twin = None;
+            }
             r
         })
     }
