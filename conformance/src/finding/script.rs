@@ -163,13 +163,18 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
     }
 }
 
+/// `git reflog expire`'s `--expire=` argument for `expire`.
+pub fn expire_arg(expire: &Expire) -> String {
+    match expire {
+        Expire::All => "--expire=all".to_string(),
+        Expire::Before(t) => format!("--expire={t} +0000"),
+    }
+}
+
 /// `git reflog expire` of `refname` as the gate runs it (unreachable entries never pruned
 /// apart: the gate's objects are all reachable or none).
 pub fn reflog_expire_args(refname: &str, expire: &Expire, update_ref: bool) -> Vec<String> {
-    let exp = match expire {
-        Expire::All => "--expire=all".to_string(),
-        Expire::Before(t) => format!("--expire={t} +0000"),
-    };
+    let exp = expire_arg(expire);
     let mut args: Vec<String> = ["reflog", "expire", &exp, "--expire-unreachable=never"]
         .map(String::from)
         .to_vec();

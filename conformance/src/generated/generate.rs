@@ -555,16 +555,15 @@ impl Resolver {
             AOp::Expire(n, all) => Some(self.expire(*n, *all)),
             // One in three with `--updateref`, of the newest or the next entry: deleting the
             // newest moves the ref to the entry before it.
-            AOp::ReflogDelete(n, i, r) => Some(Op::ReflogDelete {
-                refname: self.name(*n),
-                index: if n % 3 == 1 {
-                    *i as usize % 2
-                } else {
-                    *i as usize
-                },
-                rewrite: *r,
-                update_ref: n % 3 == 1,
-            }),
+            AOp::ReflogDelete(n, i, r) => {
+                let update_ref = n % 3 == 1;
+                Some(Op::ReflogDelete {
+                    refname: self.name(*n),
+                    index: *i as usize % if update_ref { 2 } else { 256 },
+                    rewrite: *r,
+                    update_ref,
+                })
+            }
             AOp::ReflogDrop(n) => self.reflog_drop(model, *n),
             AOp::Pack(2) => Some(Op::MaintenancePackRefs),
             AOp::Pack(auto) => Some(Op::PackRefs { auto: *auto == 1 }),

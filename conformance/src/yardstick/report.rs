@@ -306,24 +306,9 @@ impl MutationReport {
     /// made. Complete only when every command ran on every mutant (`--every-command`).
     fn per_command_md(&self) -> String {
         let viable: Vec<&MutantResult> = self.mutants.iter().filter(|m| m.class.viable()).collect();
-        let runs = |m: &MutantResult| -> Vec<(String, Ran)> {
-            let g = m
-                .gate
-                .iter()
-                .map(|r| (format!("gate {}", r.label), r.clone()));
-            let c = m
-                .counters
-                .iter()
-                .map(|r| ("counters".to_string(), r.clone()));
-            let t = m
-                .tests
-                .iter()
-                .map(|r| (format!("tests {}", r.label), r.clone()));
-            g.chain(c).chain(t).collect()
-        };
         let mut rows: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
         for m in &viable {
-            let ran = runs(m);
+            let ran = command_runs(m);
             let killers: Vec<&String> = ran
                 .iter()
                 .filter(|(_, r)| kills(r))
@@ -363,6 +348,14 @@ impl MutationReport {
         }
         s
     }
+}
+
+/// Every command that ran on mutant `m`, labelled with its kind.
+fn command_runs(m: &MutantResult) -> Vec<(String, &Ran)> {
+    let g = m.gate.iter().map(|r| (format!("gate {}", r.label), r));
+    let c = m.counters.iter().map(|r| ("counters".to_string(), r));
+    let t = m.tests.iter().map(|r| (format!("tests {}", r.label), r));
+    g.chain(c).chain(t).collect()
 }
 
 /// A command that killed its mutant: a gate mode or test that failed, or the counters

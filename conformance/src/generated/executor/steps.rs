@@ -99,8 +99,6 @@ impl Executor<'_> {
             }
         };
         let git_res = self.git_command_verdict(op)?;
-        let pool = &self.env.pool(self.hash).pool;
-        let objects = PoolObjects(pool);
         let refname = format!("refs/heads/{branch}");
         let creates = plan.switches && self.db.options().log_refs == LogRefs::None;
         let message = plan.message.clone();
@@ -123,8 +121,7 @@ impl Executor<'_> {
         if git_res.is_ok() {
             if creates {
                 // The files twin has no call that creates an empty reflog.
-                self.result.twin_retired = Some("checkout --orphan created an empty reflog".into());
-                self.twin = None;
+                self.retire_twin("checkout --orphan created an empty reflog");
             } else {
                 self.twin_apply(&[update], &message);
             }
@@ -168,8 +165,7 @@ impl Executor<'_> {
             self.twin_changed = true;
             if let Some((_, twin)) = &self.twin {
                 if let Err(e) = twin.move_branch(&oldref, &newref, copy) {
-                    self.result.twin_retired = Some(e);
-                    self.twin = None;
+                    self.retire_twin(e);
                 }
             }
         }
@@ -317,19 +313,23 @@ impl Executor<'_> {
             if let Err(e) = twin.apply(updates, message) {
                 // The files backend cannot hold every state a reftable stack
                 // can (no HEAD, symref loops): the twin stops here.
-                self.result.twin_retired = Some(e);
-                self.twin = None;
+                self.retire_twin(e);
             }
+        }
+    }
+
+    /// The libgit2 twin stops following the case at a step the files backend cannot mirror
+    /// (`why`); the first reason is the one reported.
+    pub(super) fn retire_twin(&mut self, why: impl Into<String>) {
+        if self.twin.take().is_some() {
+            self.result.twin_retired = Some(why.into());
         }
     }
 
     /// `git reflog expire` against our expiry.
     fn run_expire(&mut self, refname: &str, expire: &Expire, update_ref: bool) -> Outcomes {
         let repo = self.repo.path().to_path_buf();
-        let exp = match expire {
-            Expire::All => "--expire=all".to_string(),
-            Expire::Before(t) => format!("--expire={t} +0000"),
-        };
+        let exp = crate::finding::script::expire_arg(expire);
         let args = crate::finding::script::reflog_expire_args(refname, expire, update_ref);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let cutoff = ours::expire_cutoff(expire);
@@ -351,8 +351,7 @@ impl Executor<'_> {
                 if update_ref {
                     self.model.update_ref_from_reflog(&t);
                     // The files twin has no reflog expiry that moves the ref.
-                    self.result.twin_retired = Some("reflog expire --updateref".into());
-                    self.twin = None;
+                    self.retire_twin("reflog expire --updateref");
                 }
                 r.map_err(|e| our_refusal(&e))
             }
@@ -377,9 +376,8 @@ impl Executor<'_> {
             args.push("--updateref");
         }
         args.push(&spec);
-        let pool = self.env.pool(self.hash).pool.clone();
+        let objects = PoolObjects(&self.env.pool(self.hash).pool);
         self.on_reflog(&args, refname, |exec, t| {
-            let objects = PoolObjects(&pool);
             let update = update_ref.then_some(&objects);
             let r = ours::delete_log_entry(&mut exec.db, t, index, rewrite, update);
             let n = exec.model.visible_entries(t);
@@ -388,8 +386,7 @@ impl Executor<'_> {
             if update_ref {
                 exec.model.update_ref_from_reflog(t);
                 // The files twin has no reflog expiry that moves the ref.
-                exec.result.twin_retired = Some("reflog delete --updateref".into());
-                exec.twin = None;
+                exec.retire_twin("reflog delete --updateref");
             }
             r
         })

@@ -99,9 +99,9 @@ impl Executor<'_> {
             self.diverge(Check::OursReadsGit, "reload failed", format!("{e:#}"));
             return None;
         }
-        if git_res.is_ok() && self.twin.take().is_some() {
+        if git_res.is_ok() {
             // The files-backend twin has no worktree.
-            self.result.twin_retired = Some("a transaction in a linked worktree".into());
+            self.retire_twin("a transaction in a linked worktree");
         }
         self.model_from_ours();
         Some((git_res, ours_res, None))
