@@ -41,10 +41,12 @@ FILES=(
   reftable/src/table/budget.rs
   reftable/src/table/peek.rs
   reftable/src/table/lookup.rs
+  reftable/src/table/refs_for.rs
   reftable/src/merged/mod.rs
   reftable/src/merged/ref_log.rs
   reftable/src/stack.rs
   reftable/src/stack_reader.rs
+  reftable/src/tables_list.rs
   reftable/src/refdb/mod.rs
   reftable/src/refdb/update.rs
   reftable/src/refdb/objects.rs

@@ -126,6 +126,7 @@ mod writer;
 // The everyday types; the rest of each layer is reached through its module (`codec`,
 // `table`, `merged`, `stack`, `walk`), once.
 pub use codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
+pub use codec::ref_view::{RefValueView, RefView};
 pub use error::{Error, ErrorKind, RefState, Refusal, Result};
 pub use hash::{HashId, ObjectId};
 pub use merged::MergedTable;

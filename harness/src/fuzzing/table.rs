@@ -11,7 +11,9 @@
 use reftable::codec::format::BlockType;
 use reftable::codec::record::{ObjRecord, Record};
 use reftable::table::TableIter;
-use reftable::{LogRecord, ObjectId, RefRecord, Stats, Table};
+use std::ops::ControlFlow;
+
+use reftable::{LogRecord, MergedTable, ObjectId, RefRecord, Stats, Table};
 
 use crate::{alloc, limits};
 
@@ -68,6 +70,37 @@ fn drain<R: Record>(it: reftable::Result<TableIter<R>>, mut f: impl FnMut(&R)) {
     }
 }
 
+/// The refs of a one-table merged view, lent by `for_each_ref` and returned by
+/// `next_record`: the same records, then the same error (or none), then nothing more.
+fn views_agree(t: &Table) {
+    let Ok(m) = MergedTable::new(vec![t.clone()], t.hash()) else {
+        return;
+    };
+    let (mut lent, mut returned) = (Vec::new(), Vec::new());
+    let lent_end = m.refs().and_then(|mut it| {
+        let end = it.for_each_ref(|v| {
+            lent.push(v.to_record().expect("a table lends ids of its hash size"));
+            ControlFlow::<()>::Continue(())
+        });
+        assert!(
+            matches!(it.next_record(), Ok(None)),
+            "records after the end"
+        );
+        end
+    });
+    let returned_end = m.refs().and_then(|mut it| {
+        while let Some(r) = it.next_record()? {
+            returned.push(r.clone());
+        }
+        Ok(ControlFlow::Continue(()))
+    });
+    assert_eq!(lent, returned, "for_each_ref and next_record");
+    assert_eq!(
+        lent_end.map_err(|e| e.to_string()),
+        returned_end.map_err(|e| e.to_string())
+    );
+}
+
 fn read(data: &[u8]) -> Stats {
     let Ok(t) = Table::from_bytes("fuzz.ref", data.to_vec()) else {
         return Stats::default();
@@ -99,6 +132,8 @@ fn read(data: &[u8]) -> Stats {
             }
         })
     });
+    // The merged view's two ways through the ref section agree, damaged or not.
+    m.op("for_each_ref", 2, || views_agree(&t));
     m.op("logs", 1, || {
         drain(t.logs(), |l: &LogRecord| {
             if logs.len() < KEEP {

@@ -11,8 +11,11 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 
+use std::ops::ControlFlow;
+
 use crate::codec::format::BlockType;
 use crate::codec::record::{self, CodecContext, Record};
+use crate::codec::ref_view::{decode_ref_value, RefValueView, RefView};
 use crate::codec::varint;
 use crate::error::{Error, ErrorKind, Result};
 use crate::stats::Stats;
@@ -309,8 +312,7 @@ impl BlockCursor {
         let records = &data[..info.restart_off];
         let at = self.pos;
         let err = |msg: &str| record_error(info, at, msg);
-        let h = record::decode_key(&records[at..], &mut self.key).map_err(err)?;
-        let vstart = at + h.len();
+        let (h, vstart) = record::decode_key_at(records, at, &mut self.key).map_err(err)?;
         let n = rec
             .decode(&self.key, h.value_type, &records[vstart..], ctx)
             .map_err(err)?;
@@ -318,6 +320,56 @@ impl BlockCursor {
         self.last = at;
         self.pos = vstart + n;
         Ok(true)
+    }
+
+    /// Lend the ref records left in the block to `f` in place: the name is this cursor's
+    /// key, the ids and target the block's bytes. The checks and errors are
+    /// [`BlockCursor::next`]'s; tombstones are left out with `skip_deletions`.
+    /// Returns `Break` when `f` broke (the cursor after the record lent), `Continue` at
+    /// the end of the block. The position and the counters are kept in locals and
+    /// written back once.
+    #[inline(always)]
+    pub fn for_each_ref<B>(
+        &mut self,
+        info: &BlockInfo,
+        data: &[u8],
+        ctx: &CodecContext,
+        stats: &mut Stats,
+        skip_deletions: bool,
+        f: &mut impl FnMut(RefView<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
+        let records = &data[..info.restart_off];
+        let (mut pos, mut last, mut decoded) = (self.pos, self.last, 0);
+        let out = loop {
+            if pos >= info.restart_off {
+                break Ok(ControlFlow::Continue(()));
+            }
+            let at = pos;
+            let (value_type, vstart) = match record::decode_key_at(records, at, &mut self.key) {
+                Ok((h, vstart)) => (h.value_type, vstart),
+                Err(msg) => break Err(record_error(info, at, msg)),
+            };
+            let (update_index, value, end) =
+                match decode_ref_value(value_type, records, vstart, ctx) {
+                    Ok(v) => v,
+                    Err(msg) => break Err(record_error(info, at, msg)),
+                };
+            (pos, last, decoded) = (end, at, decoded + 1);
+            if skip_deletions && matches!(value, RefValueView::Deletion) {
+                continue;
+            }
+            let view = RefView {
+                refname: &self.key,
+                update_index,
+                value,
+            };
+            if let ControlFlow::Break(b) = f(view) {
+                break Ok(ControlFlow::Break(b));
+            }
+        };
+        (self.pos, self.last) = (pos, last);
+        stats.records_decoded += decoded;
+        out
     }
 
     /// Decode the value of the record decoded last into `rec` again (a caller let it go to

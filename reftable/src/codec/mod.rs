@@ -4,10 +4,12 @@
 //! [`MergedTable`](crate::MergedTable), [`Stack`](crate::Stack) and
 //! [`RefDb`](crate::RefDb) read and write through it.
 //!
-//! Read bottom up: [`varint`] → [`format`](mod@format) → [`record`] → [`block`] (and [`block_writer`]).
+//! Read bottom up: [`varint`] → [`format`](mod@format) → [`fields`] → [`ref_view`] → [`record`] → [`block`] (and [`block_writer`]).
 
 pub mod block;
 pub mod block_writer;
+pub mod fields;
 pub mod format;
 pub mod record;
+pub mod ref_view;
 pub mod varint;

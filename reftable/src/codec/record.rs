@@ -12,19 +12,9 @@ use crate::codec::varint;
 use crate::hash::ObjectId;
 use crate::target::Target;
 
-/// What a record's value is decoded against: the table's object id size and the update index
-/// that ref records are stored relative to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CodecContext {
-    /// Object id size in bytes (20 or 32).
-    pub hash_size: usize,
-    /// The table's `min_update_index`; ref records store `update_index - min_update_index`.
-    pub min_update_index: u64,
-    /// The table's `max_update_index`: a ref or log record above it is corrupt, as git's
-    /// writer never writes one (`u64::MAX` to not check). Log records below the minimum are
-    /// valid (reflog expiry rewrites entries at their old update index).
-    pub max_update_index: u64,
-}
+pub use super::fields::CodecContext;
+use super::fields::{get_bytes, get_varint};
+use super::ref_view::{decode_ref_value, RefValueView, RefView};
 
 mod sealed {
     /// Only this crate's record types implement [`super::Record`].
@@ -127,22 +117,26 @@ impl KeyHeader {
 /// Parse the key encoding at the start of `data`, checking that the suffix is inside `data`.
 #[inline]
 pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
-    let (prefix, n1) = varint::get(data).ok_or("truncated or overflowing key prefix length")?;
-    let (st, n2) = varint::get(&data[n1..]).ok_or("truncated or overflowing key suffix length")?;
-    let suffix_len = st >> 3;
-    let suffix_start = n1 + n2;
-    if suffix_len > (data.len() - suffix_start) as u64 {
-        return Err("key suffix extends past the end of the records");
-    }
-    if prefix > usize::MAX as u64 {
-        return Err("key prefix length too large");
-    }
-    Ok(KeyHeader {
-        prefix_len: prefix as usize,
-        suffix_start,
-        suffix_len: suffix_len as usize,
-        value_type: (st & 7) as u8,
-    })
+    Ok(key_header_at(data, 0)?.0)
+}
+
+/// [`decode_key_header`] of the key at `data[at..]` (the header's offsets relative to `at`),
+/// and the suffix.
+#[inline(always)]
+fn key_header_at(data: &[u8], at: usize) -> Result<(KeyHeader, &[u8]), &'static str> {
+    let mut pos = at;
+    let prefix = get_varint(data, &mut pos, "truncated or overflowing key prefix length")?;
+    let word = get_varint(data, &mut pos, "truncated or overflowing key suffix length")?;
+    let suffix_start = pos;
+    let what = "key suffix extends past the end of the records";
+    let suffix = get_bytes(data, &mut pos, word >> 3, what)?;
+    let h = KeyHeader {
+        prefix_len: usize::try_from(prefix).map_err(|_| "key prefix length too large")?,
+        suffix_start: suffix_start - at,
+        suffix_len: suffix.len(),
+        value_type: (word & 7) as u8,
+    };
+    Ok((h, suffix))
 }
 
 /// Decode the key at the start of `data` on top of `key` (the previous key), in place.
@@ -150,23 +144,59 @@ pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
 /// key that does not sort after a previous one (not empty) is an error.
 #[inline(always)]
 pub fn decode_key(data: &[u8], key: &mut Vec<u8>) -> Result<KeyHeader, &'static str> {
-    let h = decode_key_header(data)?;
-    if h.prefix_len > key.len() {
+    let (h, _) = decode_key_at(data, 0, key)?;
+    Ok(h)
+}
+
+/// [`decode_key`] of the key at `data[at..]`: the header (relative to `at`) and where the
+/// value starts (an offset into `data`).
+#[inline(always)]
+pub(crate) fn decode_key_at(
+    data: &[u8],
+    at: usize,
+    key: &mut Vec<u8>,
+) -> Result<(KeyHeader, usize), &'static str> {
+    let (h, suffix) = key_header_at(data, at)?;
+    let suffix_start = at + h.suffix_start;
+    let end = suffix_start + h.suffix_len;
+    let prefix = h.prefix_len;
+    if prefix > key.len() {
         return Err("key prefix length exceeds the previous key");
     }
-    // Both keys share the first `prefix_len` bytes, so the new one sorts after the previous
-    // one exactly when its suffix sorts after the rest of the previous key (usually decided
-    // by the first byte).
-    if h.prefix_len == 0 && h.suffix_len == 0 {
+    if prefix == 0 && suffix.is_empty() {
         return Err("empty key");
     }
-    let suffix = &data[h.suffix_start..h.len()];
-    if !key.is_empty() && !sorts_after(suffix, &key[h.prefix_len..]) {
+    // Both keys share the first `prefix` bytes, so the new one sorts after the previous
+    // one exactly when its suffix sorts after the rest of the previous key (usually decided
+    // by the first byte).
+    if !key.is_empty() && !sorts_after(suffix, &key[prefix..]) {
         return Err("key does not sort after the previous key");
     }
-    key.truncate(h.prefix_len);
+    key.truncate(prefix);
+    append_short(key, data, suffix_start, suffix);
+    Ok((h, end))
+}
+
+/// Append `suffix`, which is `data[start..]`'s first bytes, to `key`. A suffix of up to 16
+/// bytes with 16 bytes of `data` behind its start (most of them) is copied as one fixed
+/// 16-byte chunk and the key cut back, which needs no call to `memcpy`; so that the chunk
+/// never makes the key grow, a key that grows is given 16 bytes of room beyond it (one
+/// allocation, as before).
+#[inline(always)]
+fn append_short(key: &mut Vec<u8>, data: &[u8], start: usize, suffix: &[u8]) {
+    const CHUNK: usize = 16;
+    let len = key.len() + suffix.len();
+    if let Some(chunk) = data.get(start..start.wrapping_add(CHUNK)) {
+        if suffix.len() <= CHUNK && key.capacity() - key.len() >= CHUNK {
+            key.extend_from_slice(chunk);
+            key.truncate(len);
+            return;
+        }
+    }
+    if key.capacity() < len + CHUNK {
+        key.reserve(suffix.len() + CHUNK);
+    }
     key.extend_from_slice(suffix);
-    Ok(h)
 }
 
 /// Whether `new` sorts after `old`: decided by the first bytes in almost every record, with
@@ -179,26 +209,10 @@ fn sorts_after(new: &[u8], old: &[u8]) -> bool {
     }
 }
 
+/// An object id from its bytes (a table's hash size: 20 or 32).
 #[inline]
-fn get_varint(data: &[u8], pos: &mut usize, what: &'static str) -> Result<u64, &'static str> {
-    let (v, n) = varint::get(&data[*pos..]).ok_or(what)?;
-    *pos += n;
-    Ok(v)
-}
-
-#[inline]
-fn get_bytes<'a>(
-    data: &'a [u8],
-    pos: &mut usize,
-    len: u64,
-    what: &'static str,
-) -> Result<&'a [u8], &'static str> {
-    if len > (data.len() - *pos) as u64 {
-        return Err(what);
-    }
-    let s = &data[*pos..*pos + len as usize];
-    *pos += len as usize;
-    Ok(s)
+fn id_from(b: &[u8]) -> Result<ObjectId, &'static str> {
+    ObjectId::from_bytes(b).ok_or("unsupported object id size")
 }
 
 #[inline]
@@ -208,8 +222,7 @@ fn get_id(
     size: usize,
     what: &'static str,
 ) -> Result<ObjectId, &'static str> {
-    let b = get_bytes(data, pos, size as u64, what)?;
-    ObjectId::from_bytes(b).ok_or("unsupported object id size")
+    id_from(get_bytes(data, pos, size as u64, what)?)
 }
 
 fn get_string_into(
@@ -326,6 +339,42 @@ impl RefRecord {
     }
 }
 
+impl RefView<'_> {
+    /// An owned copy; `None` when an id is not 20 or 32 bytes long (never for a view a
+    /// table lent).
+    pub fn to_record(&self) -> Option<RefRecord> {
+        let value = match self.value {
+            RefValueView::Deletion => RefValue::Deletion,
+            RefValueView::Object(b) => RefValue::Object(ObjectId::from_bytes(b)?),
+            RefValueView::Peeled { object, peeled } => RefValue::Peeled {
+                object: ObjectId::from_bytes(object)?,
+                peeled: ObjectId::from_bytes(peeled)?,
+            },
+            RefValueView::Symref(t) => RefValue::Symref(t.to_vec()),
+        };
+        Some(RefRecord::new(self.refname, self.update_index, value))
+    }
+}
+
+impl<'a> From<&'a RefRecord> for RefView<'a> {
+    fn from(r: &'a RefRecord) -> RefView<'a> {
+        let value = match &r.value {
+            RefValue::Deletion => RefValueView::Deletion,
+            RefValue::Object(id) => RefValueView::Object(id.as_bytes()),
+            RefValue::Peeled { object, peeled } => RefValueView::Peeled {
+                object: object.as_bytes(),
+                peeled: peeled.as_bytes(),
+            },
+            RefValue::Symref(t) => RefValueView::Symref(t),
+        };
+        RefView {
+            refname: &r.refname,
+            update_index: r.update_index,
+            value,
+        }
+    }
+}
+
 impl Record for RefRecord {
     const BLOCK_TYPE: BlockType = BlockType::Ref;
 
@@ -367,51 +416,41 @@ impl Record for RefRecord {
         data: &[u8],
         ctx: &CodecContext,
     ) -> Result<usize, &'static str> {
-        let mut pos = 0;
-        let delta = get_varint(data, &mut pos, "truncated or overflowing ref update index")?;
-        self.update_index = ctx
-            .min_update_index
-            .checked_add(delta)
-            .ok_or("ref update index overflows")?;
-        if self.update_index > ctx.max_update_index {
-            return Err("ref update index above the table's max_update_index");
-        }
+        let (update_index, value, n) = decode_ref_value(value_type, data, 0, ctx)?;
+        self.update_index = update_index;
         self.refname.clear();
         self.refname.extend_from_slice(key);
-        let what = "ref value extends past the end of the records";
-        match value_type {
-            0 => self.value = RefValue::Deletion,
-            1 => {
+        match value {
+            RefValueView::Deletion => self.value = RefValue::Deletion,
+            RefValueView::Object(b) => {
                 // In place when the previous record was an object too (the common case):
                 // no drop of the old value, no move of the whole enum.
                 if let RefValue::Object(old) = &mut self.value {
-                    let b = get_bytes(data, &mut pos, ctx.hash_size as u64, what)?;
                     if !old.overwrite(b) {
-                        *old = ObjectId::from_bytes(b).ok_or("unsupported object id size")?;
+                        *old = id_from(b)?;
                     }
                 } else {
-                    self.value = RefValue::Object(get_id(data, &mut pos, ctx.hash_size, what)?);
+                    self.value = RefValue::Object(id_from(b)?);
                 }
             }
-            2 => {
-                let value = get_id(data, &mut pos, ctx.hash_size, what)?;
-                let peeled = get_id(data, &mut pos, ctx.hash_size, what)?;
+            RefValueView::Peeled { object, peeled } => {
                 self.value = RefValue::Peeled {
-                    object: value,
-                    peeled,
+                    object: id_from(object)?,
+                    peeled: id_from(peeled)?,
                 };
             }
-            3 => {
+            RefValueView::Symref(t) => {
+                // The previous target's buffer is reused.
                 let mut target = match std::mem::take(&mut self.value) {
                     RefValue::Symref(t) => t,
                     _ => Vec::new(),
                 };
-                get_string_into(data, &mut pos, &mut target, what)?;
+                target.clear();
+                target.extend_from_slice(t);
                 self.value = RefValue::Symref(target);
             }
-            _ => return Err("invalid ref value type (4..7 are reserved)"),
         }
-        Ok(pos)
+        Ok(n)
     }
 
     fn is_deletion(&self) -> bool {

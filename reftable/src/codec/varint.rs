@@ -54,9 +54,16 @@ pub fn encoded_len(value: u64) -> usize {
 /// ```
 #[inline]
 pub fn get(data: &[u8]) -> Option<(u64, usize)> {
-    let first = *data.first()?;
+    get_at(data, 0)
+}
+
+/// [`get`] of the varint at `data[at..]`: the value and where it ends (an offset into
+/// `data`), with no slice made of the rest.
+#[inline(always)]
+pub(crate) fn get_at(data: &[u8], at: usize) -> Option<(u64, usize)> {
+    let first = *data.get(at)?;
     let mut value = u64::from(first & 0x7f);
-    let mut i = 1;
+    let mut i = at + 1;
     let mut byte = first;
     while byte & 0x80 != 0 {
         byte = *data.get(i)?;

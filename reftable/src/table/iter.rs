@@ -2,11 +2,14 @@
 //! in `seek.rs`; what it lets go to stay within a memory budget, and takes back, in
 //! `budget.rs`.
 
+use std::ops::ControlFlow;
+
 use super::open::Table;
 use super::pool::Pool;
 use crate::codec::block::{parse_block, BlockCursor, BlockInfo};
 use crate::codec::format::BlockType;
-use crate::codec::record::{CodecContext, Record};
+use crate::codec::record::{CodecContext, Record, RefRecord};
+use crate::codec::ref_view::RefView;
 use crate::error::Result;
 use crate::stats::Stats;
 
@@ -299,6 +302,61 @@ impl<R: Record> TableIter<R> {
                 return Ok(false);
             }
         }
+    }
+}
+
+impl TableIter<RefRecord> {
+    /// Lend the records from here on to `f` as [`RefView`]s, tombstones left out with
+    /// `skip_deletions`, until `f` breaks or the table ends. After a break the next read
+    /// returns the record after the one lent last, but [`TableIter::current`] is not that
+    /// record (it is not decoded into `rec`); at the end the iterator has ended. Records of a block held in full are lent from the block without
+    /// a copy; the others (a pending one, a block's first) through `next_record`.
+    #[inline(always)]
+    pub(crate) fn for_each_ref<B>(
+        &mut self,
+        skip_deletions: bool,
+        f: &mut impl FnMut(RefView<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
+        loop {
+            if let ControlFlow::Break(b) = self.views_in_block(skip_deletions, f)? {
+                return Ok(ControlFlow::Break(b));
+            }
+            let Some(r) = self.next_record_slow()? else {
+                return Ok(ControlFlow::Continue(()));
+            };
+            if !(skip_deletions && r.is_deletion()) {
+                if let ControlFlow::Break(b) = f(RefView::from(r)) {
+                    return Ok(ControlFlow::Break(b));
+                }
+            }
+        }
+    }
+
+    /// [`TableIter::for_each_ref`] in a block held in full with nothing pending: its
+    /// records lent straight from the block. `Continue` when the block has no record left
+    /// or is not held so.
+    #[inline(always)]
+    fn views_in_block<B>(
+        &mut self,
+        skip_deletions: bool,
+        f: &mut impl FnMut(RefView<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>> {
+        let State::Reading(r) = &mut self.state else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        if r.pending || r.block_let_go {
+            return Ok(ControlFlow::Continue(()));
+        }
+        r.value_let_go = false;
+        let info = r.block;
+        let data = block_data(&self.table, &info, &self.inflated);
+        let out =
+            (self.cursor).for_each_ref(&info, data, &self.ctx, &mut self.stats, skip_deletions, f);
+        if let Err(e) = out {
+            self.state = State::Ended;
+            return Err(e.in_file(self.table.name()));
+        }
+        out
     }
 }
 
