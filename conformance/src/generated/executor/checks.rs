@@ -419,6 +419,7 @@ impl Executor<'_> {
             return Err("refs changed across git pack-refs of our stack".into());
         }
         let own = self.refs_verify(self.repo.path())?;
+        self.git_reads_renamed(&expect, &own)?;
         if identical {
             return Ok(());
         }

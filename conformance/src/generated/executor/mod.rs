@@ -11,6 +11,7 @@ mod filtered;
 mod lookups;
 mod reads;
 mod steps;
+mod table_names;
 mod worktree;
 mod wt_setup;
 
