@@ -30,6 +30,8 @@ if ! cargo mutants --version 2>/dev/null | grep -q "$VERSION"; then
 fi
 FILES=(
   reftable/src/codec/varint.rs
+  reftable/src/codec/fields.rs
+  reftable/src/codec/ref_view.rs
   reftable/src/codec/record.rs
   reftable/src/codec/block.rs
   reftable/src/codec/block_writer.rs

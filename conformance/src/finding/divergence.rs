@@ -31,6 +31,8 @@ pub enum Check {
     Twin,
     /// git reads our stack: `for-each-ref`, reflogs and `pack-refs` on a copy of it.
     GitReadsOurs,
+    /// git refuses `reftable.*` values past their limits and takes them at the limits.
+    ConfigLimits,
     /// git died of a signal.
     GitCrashed,
     /// git did not finish in time.
@@ -42,7 +44,7 @@ pub enum Check {
 
 impl Check {
     /// Every check.
-    pub const ALL: [Check; 14] = [
+    pub const ALL: [Check; 15] = [
         Check::Verdict,
         Check::ErrorClass,
         Check::Bytes,
@@ -54,6 +56,7 @@ impl Check {
         Check::GitReflogs,
         Check::Twin,
         Check::GitReadsOurs,
+        Check::ConfigLimits,
         Check::GitCrashed,
         Check::Hang,
         Check::Concurrent,

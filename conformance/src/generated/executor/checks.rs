@@ -330,6 +330,16 @@ impl Executor<'_> {
             });
             return self.result;
         }
+        self.count(Check::ConfigLimits);
+        if let Err(e) = self.check_config_limits() {
+            self.result.divergences.push(Divergence {
+                step: step_end,
+                check: Check::ConfigLimits,
+                class: "reftable.* limit".into(),
+                detail: e,
+            });
+            return self.result;
+        }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);

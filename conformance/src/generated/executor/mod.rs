@@ -5,6 +5,7 @@
 
 mod batch;
 mod checks;
+mod config_limits;
 mod coprocs;
 mod expiry;
 mod filtered;
