@@ -330,6 +330,15 @@ impl Executor<'_> {
             });
             return self.result;
         }
+        if let Err(e) = self.check_broken_refs(&self.expected_git_view(&ours)) {
+            self.result.divergences.push(Divergence {
+                step: step_end,
+                check: Check::GitView,
+                class: "broken refs listed".into(),
+                detail: e,
+            });
+            return self.result;
+        }
         self.count(Check::ConfigLimits);
         if let Err(e) = self.check_config_limits() {
             self.result.divergences.push(Divergence {

@@ -4,6 +4,7 @@
 //! `coprocs.rs`.
 
 mod batch;
+mod broken_refs;
 mod checks;
 mod config_limits;
 mod coprocs;
