@@ -12,10 +12,11 @@ use crate::generated::executor::Executor;
 use crate::git::driver::Exit;
 use crate::stack_files::copy_dir;
 
-/// The planted refs' names, in key order.
-const MISSING: &str = "refs/gate-probe/missing";
+/// The planted refs' names, in key order: the ref to the missing object last, so that
+/// a command that stops at it has passed the other two.
 const NULL: &str = "refs/gate-probe/null";
 const BAD_NAME: &str = "refs/gate-probe/two..dots";
+const MISSING: &str = "refs/gate-probe/zz-missing";
 
 impl Executor<'_> {
     /// The check described in the module docs; `expect` is git's listing of its refs.
@@ -38,9 +39,9 @@ impl Executor<'_> {
         let len = ObjectId::null(self.hash).len();
         let missing = ObjectId::from_bytes(&vec![0x11; len]).ok_or("hash size")?;
         let planted = [
-            (MISSING, missing),
             (NULL, ObjectId::null(self.hash)),
             (BAD_NAME, pool.commits[0]),
+            (MISSING, missing),
         ];
         stack
             .add(|w, ui| {
@@ -74,6 +75,7 @@ impl Executor<'_> {
                 out.stderr.trim()
             ));
         }
+        self.broken_refs_iterated(scratch.path(), &missing)?;
         let peeled = ["for-each-ref", "--format=%(refname) %(*objectname)"];
         let out = self.env.git.run(scratch.path(), &peeled, "", self.tick);
         let refused = format!("fatal: missing object {missing} for {MISSING}");
@@ -83,6 +85,42 @@ impl Executor<'_> {
         {
             return Err(format!(
                 "for-each-ref %(*objectname) with a ref to a missing object: {:?}, {:?}",
+                out.exit,
+                out.stderr.trim()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Executor<'_> {
+    /// Two more commands that iterate over broken refs: `show-ref` stops at the first of
+    /// them (the null one); `rev-parse --all` prints the null id for the null and the
+    /// misnamed ref and the missing id, one after the other in ref order.
+    fn broken_refs_iterated(
+        &self,
+        repo: &std::path::Path,
+        missing: &ObjectId,
+    ) -> Result<(), String> {
+        let out = self.env.git.run(repo, &["show-ref"], "", self.tick);
+        let null = ObjectId::null(self.hash);
+        let stop = format!("fatal: git show-ref: bad ref {NULL} ({null})");
+        if !matches!(out.exit, Exit::Code(128)) || out.stderr.lines().last() != Some(stop.as_str())
+        {
+            return Err(format!(
+                "show-ref with broken refs planted: {:?}, {:?}, expected {stop:?}",
+                out.exit,
+                out.stderr.trim()
+            ));
+        }
+        let out = self
+            .env
+            .git
+            .run(repo, &["rev-parse", "--all"], "", self.tick);
+        let run = format!("{null}\n{null}\n{missing}\n");
+        if !out.exit.success() || !out.stdout.contains(&run) {
+            return Err(format!(
+                "rev-parse --all with broken refs planted: {:?}, {:?}; no {run:?} in its output",
                 out.exit,
                 out.stderr.trim()
             ));
