@@ -252,6 +252,31 @@ fn expiry_updates_the_ref() {
         d.read_ref(b"refs/heads/m").unwrap().unwrap().value_id(),
         Some(&id(2))
     );
+    // The newest entry kept records a deletion (new id null): the ref stays.
+    d.stack_mut()
+        .add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_log(&reftable::LogRecord {
+                refname: b"refs/heads/m".to_vec(),
+                update_index: ui,
+                value: reftable::LogValue::Update(reftable::LogUpdate {
+                    old_id: id(2),
+                    new_id: ObjectId::null(reftable::HashId::Sha1),
+                    name: b"C".to_vec(),
+                    email: b"c@example.com".to_vec(),
+                    time: 1,
+                    tz_offset: 0,
+                    message: b"gone\n".to_vec(),
+                }),
+            })
+        })
+        .unwrap();
+    d.expire_reflog_update_ref(b"refs/heads/m", &mut |_| false, false, &Tags)
+        .unwrap();
+    assert_eq!(
+        d.read_ref(b"refs/heads/m").unwrap().unwrap().value_id(),
+        Some(&id(2))
+    );
     // HEAD, a symref, stays one.
     let head = RefUpdate::symref_update("HEAD", "refs/heads/m", Expected::Any).no_deref();
     tx(&mut d, &[head.message("to m")]).unwrap();

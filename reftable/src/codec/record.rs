@@ -778,6 +778,32 @@ mod tests {
         ObjectId::from_bytes(&[b; 20]).unwrap()
     }
 
+    /// A value's target and back: an object for a direct ref and a peeled tag (the tag),
+    /// the name for a symref, none for a tombstone; a target makes the plain value.
+    #[test]
+    fn values_and_targets() {
+        let peeled = RefValue::Peeled {
+            object: id(1),
+            peeled: id(2),
+        };
+        let symref = RefValue::Symref(b"refs/heads/x".to_vec());
+        assert_eq!(RefValue::Deletion.target(), None);
+        assert_eq!(
+            RefValue::Object(id(1)).target(),
+            Some(Target::Object(id(1)))
+        );
+        assert_eq!(peeled.target(), Some(Target::Object(id(1))));
+        assert_eq!(
+            symref.target(),
+            Some(Target::Symref(b"refs/heads/x".to_vec()))
+        );
+        assert_eq!(
+            RefValue::from(Target::Object(id(3))),
+            RefValue::Object(id(3))
+        );
+        assert_eq!(RefValue::from(symref.target().unwrap()), symref);
+    }
+
     /// Decoding into a record reuses what it holds: an object id is overwritten in place, a
     /// symref target's buffer is kept (no allocation per record when iterating).
     #[test]
