@@ -1,13 +1,12 @@
 #!/bin/sh
 # git for-each-ref crashes (free(): double free) when a format asks what a ref peels to
 # (%(*objectname)) and a ref names an object the repository does not have, after refs
-# whose objects it read. git 2.45 to 2.49 refuse cleanly: "fatal: missing object <id> for
+# whose objects it read. git 2.45 to 2.52 refuse cleanly: "fatal: missing object <id> for
 # <ref>", exit 128. Any ref backend: the ref is written here as a loose ref.
 #
 # ref-filter.c get_object(): when the object cannot be read it jumps to its cleanup, which
 # frees oi->content; oi is the file-scope expand_data reused for every ref, and its content
-# pointer still holds the buffer of the previous ref's object, freed when that ref was
-# formatted. v2.52.0 is clean; v2.53.0 and master v2.55.0-618 crash.
+# pointer still holds the buffer of the previous ref's object (no longer its to free). v2.52.0 is clean; v2.53.0 and master v2.55.0-618 crash.
 #
 # Usage: sh reproduce.sh [GIT]    Exit 1 when the defect shows, 0 when it does not.
 set -u
