@@ -6,7 +6,8 @@
 #
 # ref-filter.c get_object(): when the object cannot be read it jumps to its cleanup, which
 # frees oi->content; oi is the file-scope expand_data reused for every ref, and its content
-# pointer still holds the buffer of the previous ref's object (no longer its to free). v2.52.0 is clean; v2.53.0 and master v2.55.0-618 crash.
+# pointer still holds the buffer of the previous ref's object (no longer its to free).
+# v2.52.0 is clean; v2.53.0 and master v2.55.0-618 crash.
 #
 # Usage: sh reproduce.sh [GIT]    Exit 1 when the defect shows, 0 when it does not.
 set -u
