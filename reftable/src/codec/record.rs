@@ -14,7 +14,7 @@ use crate::target::Target;
 
 pub use super::fields::CodecContext;
 use super::fields::{get_bytes, get_varint};
-use super::ref_view::{decode_ref_value, RefValueView, RefView};
+use super::ref_view::{decode_ref_value, decode_update_index, RefValueView, RefView};
 
 mod sealed {
     /// Only this crate's record types implement [`super::Record`].
@@ -465,14 +465,7 @@ impl Record for RefRecord {
     ) -> Option<Result<usize, &'static str>> {
         Some((|| {
             let mut pos = 0;
-            let delta = get_varint(data, &mut pos, "truncated or overflowing ref update index")?;
-            let update_index = ctx
-                .min_update_index
-                .checked_add(delta)
-                .ok_or("ref update index overflows")?;
-            if update_index > ctx.max_update_index {
-                return Err("ref update index above the table's max_update_index");
-            }
+            decode_update_index(data, &mut pos, ctx)?;
             let what = "ref value extends past the end of the records";
             let len = match value_type {
                 0 => 0,

@@ -60,6 +60,25 @@ impl<'a> RefView<'a> {
     }
 }
 
+/// A ref record's update index at `*pos` (stored relative to the table's minimum), moving
+/// past it: inside the table's range.
+#[inline(always)]
+pub(crate) fn decode_update_index(
+    data: &[u8],
+    pos: &mut usize,
+    ctx: &CodecContext,
+) -> Result<u64, &'static str> {
+    let delta = get_varint(data, pos, "truncated or overflowing ref update index")?;
+    let update_index = ctx
+        .min_update_index
+        .checked_add(delta)
+        .ok_or("ref update index overflows")?;
+    if update_index > ctx.max_update_index {
+        return Err("ref update index above the table's max_update_index");
+    }
+    Ok(update_index)
+}
+
 /// Decode the ref record value at `data[at..]`: the update index, the value, and where it
 /// ends (an offset into `data`). Every check of a ref value is here: the update index inside the
 /// table's range, a known value type, ids and target inside `data`.
@@ -71,14 +90,7 @@ pub(crate) fn decode_ref_value<'d>(
     ctx: &CodecContext,
 ) -> Result<(u64, RefValueView<'d>, usize), &'static str> {
     let mut pos = at;
-    let delta = get_varint(data, &mut pos, "truncated or overflowing ref update index")?;
-    let update_index = ctx
-        .min_update_index
-        .checked_add(delta)
-        .ok_or("ref update index overflows")?;
-    if update_index > ctx.max_update_index {
-        return Err("ref update index above the table's max_update_index");
-    }
+    let update_index = decode_update_index(data, &mut pos, ctx)?;
     let what = "ref value extends past the end of the records";
     let hash = ctx.hash_size as u64;
     let value = match value_type {

@@ -10,7 +10,6 @@ use reftable::{ObjectId, RefRecord, RefValue, Stack, StackOptions};
 
 use crate::generated::executor::Executor;
 use crate::git::driver::Exit;
-use crate::stack_files::copy_dir;
 
 /// The planted refs' names, in key order: the ref to the missing object last, so that
 /// a command that stops at it has passed the other two.
@@ -21,12 +20,7 @@ const MISSING: &str = "refs/gate-probe/zz-missing";
 impl Executor<'_> {
     /// The check described in the module docs; `expect` is git's listing of its refs.
     pub(super) fn check_broken_refs(&self, expect: &[String]) -> Result<(), String> {
-        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
-        copy_dir(
-            &self.repo.path().join(".git"),
-            &scratch.path().join(".git"),
-            None,
-        )?;
+        let scratch = self.copy_of_git_repo()?;
         let stack_dir = scratch.path().join(".git/reftable");
         let mut opts = StackOptions {
             auto_compaction: false,

@@ -321,38 +321,54 @@ impl Executor<'_> {
             return self.result;
         }
         self.count(Check::GitReadsOurs);
-        if let Err(e) = self.git_reads_ours(&ours, &theirs) {
-            self.result.divergences.push(Divergence {
-                step: step_end,
-                check: Check::GitReadsOurs,
-                class: "git rejects our stack".into(),
-                detail: e,
-            });
+        let read = self.git_reads_ours(&ours, &theirs);
+        if self.failed_at_end(step_end, Check::GitReadsOurs, "git rejects our stack", read) {
             return self.result;
         }
-        if let Err(e) = self.check_broken_refs(&self.expected_git_view(&ours)) {
-            self.result.divergences.push(Divergence {
-                step: step_end,
-                check: Check::GitView,
-                class: "broken refs listed".into(),
-                detail: e,
-            });
+        let broken = self.check_broken_refs(&self.expected_git_view(&ours));
+        if self.failed_at_end(step_end, Check::GitView, "broken refs listed", broken) {
             return self.result;
         }
         self.count(Check::ConfigLimits);
-        if let Err(e) = self.check_config_limits() {
-            self.result.divergences.push(Divergence {
-                step: step_end,
-                check: Check::ConfigLimits,
-                class: "reftable.* limit".into(),
-                detail: e,
-            });
+        let limits = self.check_config_limits();
+        if self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits) {
             return self.result;
         }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);
         self.result
+    }
+
+    /// A scratch copy of git's repository (its `.git`), for the end-of-case probes that
+    /// change what they look at.
+    pub(super) fn copy_of_git_repo(&self) -> Result<tempfile::TempDir, String> {
+        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
+        let git_dir = scratch.path().join(".git");
+        copy_dir(&self.repo.path().join(".git"), &git_dir, None)?;
+        Ok(scratch)
+    }
+
+    /// Record an end-of-case check's failure as a divergence of class `class`: whether
+    /// there was one.
+    fn failed_at_end(
+        &mut self,
+        step: usize,
+        check: Check,
+        class: &str,
+        result: Result<(), String>,
+    ) -> bool {
+        let Err(detail) = result else {
+            return false;
+        };
+        let class = class.into();
+        self.result.divergences.push(Divergence {
+            step,
+            check,
+            class,
+            detail,
+        });
+        true
     }
 
     /// The reflogs `log -g` is compared on (see [`walkable_reflogs`]).

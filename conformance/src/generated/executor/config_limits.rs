@@ -6,7 +6,7 @@
 
 use crate::generated::executor::Executor;
 use crate::git::driver::Exit;
-use crate::stack_files::{copy_dir, tables};
+use crate::stack_files::tables;
 
 /// Settings past their limit, each with the same setting at its limit: (key, refused value,
 /// allowed value). The limits are git's: a block of at most 16 MiB - 1, a restart interval
@@ -34,12 +34,7 @@ impl Executor<'_> {
             return Ok(());
         }
         let (key, refused, allowed) = LIMITS[self.txns as usize % LIMITS.len()];
-        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
-        copy_dir(
-            &self.repo.path().join(".git"),
-            &scratch.path().join(".git"),
-            None,
-        )?;
+        let scratch = self.copy_of_git_repo()?;
         let stack = scratch.path().join(".git/reftable");
         let commit = self.env.pool(self.hash).pool.commits[0].to_string();
         let write = |value: &str| {

@@ -8,7 +8,6 @@
 use std::path::Path;
 
 use crate::generated::executor::Executor;
-use crate::stack_files::copy_dir;
 
 /// Names a table is renamed to, in this order from an offset that turns with the case, and
 /// whether git's format allows them. An overflowing number comes right before an allowed
@@ -41,12 +40,7 @@ impl Executor<'_> {
         expect: &[String],
         own_verify: &Option<String>,
     ) -> Result<(), String> {
-        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
-        copy_dir(
-            &self.repo.path().join(".git"),
-            &scratch.path().join(".git"),
-            None,
-        )?;
+        let scratch = self.copy_of_git_repo()?;
         let stack = scratch.path().join(".git/reftable");
         let renamed = rename_tables(&stack, self.txns as usize)?;
         let listed = self.git_refs(scratch.path())?;
