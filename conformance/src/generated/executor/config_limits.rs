@@ -45,16 +45,13 @@ impl Executor<'_> {
         let before = tables(&stack);
         let out = write(refused);
         let fatal = out.stderr.lines().any(|l| l.starts_with("fatal: "));
-        if !matches!(out.exit, Exit::Code(128)) || !fatal || tables(&stack) != before {
+        let unchanged = tables(&stack) == before;
+        if !matches!(out.exit, Exit::Code(128)) || !fatal || !unchanged {
             return Err(format!(
                 "update-ref with {key}={refused}: {:?}, {:?}, the stack {}",
                 out.exit,
                 out.stderr.trim(),
-                if tables(&stack) == before {
-                    "unchanged"
-                } else {
-                    "changed"
-                }
+                if unchanged { "unchanged" } else { "changed" }
             ));
         }
         let out = write(allowed);
