@@ -14,7 +14,7 @@ use flate2::{Decompress, FlushDecompress, Status};
 use std::ops::ControlFlow;
 
 use crate::codec::format::BlockType;
-use crate::codec::record::{self, CodecContext, Record};
+use crate::codec::record::{self, CodecContext, KeyIn, Record};
 use crate::codec::ref_view::{decode_ref_value, RefValueView, RefView};
 use crate::codec::varint;
 use crate::error::{Error, ErrorKind, Result};
@@ -326,8 +326,9 @@ impl BlockCursor {
     /// key, the ids and target the block's bytes. The checks and errors are
     /// [`BlockCursor::next`]'s; tombstones are left out with `skip_deletions`.
     /// Returns `Break` when `f` broke (the cursor after the record lent), `Continue` at
-    /// the end of the block. The position and the counters are kept in locals and
-    /// written back once.
+    /// the end of the block. The position, the counters and the key's length are kept in
+    /// locals and written back once: the key buffer is opened to its capacity for the
+    /// pass ([`record::decode_key_in`]) and cut back to the key after it.
     #[inline(always)]
     pub fn for_each_ref<B>(
         &mut self,
@@ -340,33 +341,62 @@ impl BlockCursor {
     ) -> Result<ControlFlow<B>> {
         let records = &data[..info.restart_off];
         let (mut pos, mut last, mut decoded) = (self.pos, self.last, 0);
+        let mut len = self.key.len();
+        self.key.resize(self.key.capacity(), 0);
         let out = loop {
+            let key = self.key.as_mut_slice();
+            // Runs until the block ends, `f` breaks, an error, or the key needs more room.
+            // The end is checked after each record, so the start of the one decoded last
+            // is only kept where the pass ends (a pass that grows the key decodes again).
             if pos >= info.restart_off {
                 break Ok(ControlFlow::Continue(()));
             }
-            let at = pos;
-            let (value_type, vstart) = match record::decode_key_at(records, at, &mut self.key) {
-                Ok((h, vstart)) => (h.value_type, vstart),
-                Err(msg) => break Err(record_error(info, at, msg)),
-            };
-            let (update_index, value, end) =
-                match decode_ref_value(value_type, records, vstart, ctx) {
-                    Ok(v) => v,
-                    Err(msg) => break Err(record_error(info, at, msg)),
+            let pass = loop {
+                let at = pos;
+                let (value_type, vstart) = match record::decode_key_in(records, at, key, len) {
+                    Ok(KeyIn::Decoded {
+                        len: n,
+                        value_type,
+                        value_start,
+                    }) => {
+                        len = n;
+                        (value_type, value_start)
+                    }
+                    Ok(KeyIn::Grow(need)) => break Pass::Grow(need),
+                    Err(msg) => break Pass::Done(Err(record_error(info, at, msg))),
                 };
-            (pos, last, decoded) = (end, at, decoded + 1);
-            if skip_deletions && matches!(value, RefValueView::Deletion) {
-                continue;
-            }
-            let view = RefView {
-                refname: &self.key,
-                update_index,
-                value,
+                let (update_index, value, end) =
+                    match decode_ref_value(value_type, records, vstart, ctx) {
+                        Ok(v) => v,
+                        Err(msg) => break Pass::Done(Err(record_error(info, at, msg))),
+                    };
+                (pos, decoded) = (end, decoded + 1);
+                if !(skip_deletions && matches!(value, RefValueView::Deletion)) {
+                    let view = RefView {
+                        refname: &key[..len],
+                        update_index,
+                        value,
+                    };
+                    if let ControlFlow::Break(b) = f(view) {
+                        last = at;
+                        break Pass::Done(Ok(ControlFlow::Break(b)));
+                    }
+                }
+                if pos >= info.restart_off {
+                    last = at;
+                    break Pass::Done(Ok(ControlFlow::Continue(())));
+                }
             };
-            if let ControlFlow::Break(b) = f(view) {
-                break Ok(ControlFlow::Break(b));
+            match pass {
+                Pass::Done(out) => break out,
+                // Amortized: the buffer is open to its capacity, which `reserve` doubles.
+                Pass::Grow(need) => {
+                    self.key.reserve(need.saturating_sub(self.key.len()));
+                    self.key.resize(self.key.capacity(), 0);
+                }
             }
         };
+        self.key.truncate(len);
         (self.pos, self.last) = (pos, last);
         stats.records_decoded += decoded;
         out
@@ -575,6 +605,14 @@ impl<'a> Block<'a> {
             .seek(&self.info, &self.data, want, &mut rec, ctx, &mut stats)?
             .then_some(rec))
     }
+}
+
+/// How one pass of [`BlockCursor::for_each_ref`] over a key buffer ended.
+enum Pass<B> {
+    /// The block's end, `f`'s break, or an error.
+    Done(Result<ControlFlow<B>>),
+    /// The key buffer must hold this many bytes.
+    Grow(usize),
 }
 
 #[cfg(test)]

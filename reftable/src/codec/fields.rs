@@ -38,11 +38,10 @@ pub(crate) fn get_bytes<'a>(
     len: u64,
     what: &'static str,
 ) -> Result<&'a [u8], &'static str> {
-    let end = usize::try_from(len)
-        .ok()
-        .and_then(|n| pos.checked_add(n))
-        .ok_or(what)?;
-    let s = data.get(*pos..end).ok_or(what)?;
-    *pos = end;
+    // Two comparisons, no sum that could overflow: the rest of the data, then its start.
+    let rest = data.get(*pos..).ok_or(what)?;
+    let n = usize::try_from(len).map_err(|_| what)?;
+    let s = rest.get(..n).ok_or(what)?;
+    *pos += n;
     Ok(s)
 }

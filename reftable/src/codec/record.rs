@@ -159,22 +159,77 @@ pub(crate) fn decode_key_at(
     let (h, suffix) = key_header_at(data, at)?;
     let suffix_start = at + h.suffix_start;
     let end = suffix_start + h.suffix_len;
+    check_key(h.prefix_len, suffix, key)?;
+    key.truncate(h.prefix_len);
+    append_short(key, data, suffix_start, suffix);
+    Ok((h, end))
+}
+
+/// What [`decode_key_in`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyIn {
+    /// The key is the buffer's first `len` bytes; its value, of `value_type`, starts at
+    /// `value_start` (an offset into the data).
+    Decoded {
+        len: usize,
+        value_type: u8,
+        value_start: usize,
+    },
+    /// The buffer is too small: it must hold this many bytes. Nothing was written.
+    Grow(usize),
+}
+
+/// [`decode_key_at`] into a buffer of fixed size whose first `len` bytes are the previous
+/// key: the same checks, and the key's length kept by the caller rather than in a `Vec`,
+/// so a long run of keys is decoded with no length or capacity kept in memory. A suffix of
+/// up to 16 bytes is copied as one 16-byte chunk where both sides have the room; the
+/// buffer asks for 16 bytes beyond the key it must hold.
+#[inline(always)]
+pub(crate) fn decode_key_in(
+    data: &[u8],
+    at: usize,
+    key: &mut [u8],
+    len: usize,
+) -> Result<KeyIn, &'static str> {
+    let (h, suffix) = key_header_at(data, at)?;
     let prefix = h.prefix_len;
-    if prefix > key.len() {
-        return Err("key prefix length exceeds the previous key");
+    check_key(prefix, suffix, &key[..len])?;
+    let start = at + h.suffix_start;
+    let new_len = prefix + suffix.len();
+    const CHUNK: usize = 16;
+    let chunk = data.get(start..).and_then(<[u8]>::first_chunk::<CHUNK>);
+    let room = key.len();
+    let dst = key
+        .get_mut(prefix..)
+        .and_then(<[u8]>::first_chunk_mut::<CHUNK>);
+    match (chunk, dst) {
+        (Some(chunk), Some(dst)) if suffix.len() <= CHUNK => *dst = *chunk,
+        _ if room < new_len + CHUNK => return Ok(KeyIn::Grow(new_len + CHUNK)),
+        _ => key[prefix..new_len].copy_from_slice(suffix),
     }
+    Ok(KeyIn::Decoded {
+        len: new_len,
+        value_type: h.value_type,
+        value_start: start + suffix.len(),
+    })
+}
+
+/// The checks of a key against the previous one (`prev`, empty for a block's first):
+/// the shared prefix inside it, the key not empty, and sorting after it. Both keys share
+/// the first `prefix` bytes, so the new one sorts after the previous one exactly when its
+/// suffix sorts after the rest of the previous key (usually decided by the first byte).
+#[inline(always)]
+fn check_key(prefix: usize, suffix: &[u8], prev: &[u8]) -> Result<(), &'static str> {
+    let Some(rest) = prev.get(prefix..) else {
+        return Err("key prefix length exceeds the previous key");
+    };
     if prefix == 0 && suffix.is_empty() {
         return Err("empty key");
     }
-    // Both keys share the first `prefix` bytes, so the new one sorts after the previous
-    // one exactly when its suffix sorts after the rest of the previous key (usually decided
-    // by the first byte).
-    if !key.is_empty() && !sorts_after(suffix, &key[prefix..]) {
+    if !prev.is_empty() && !sorts_after(suffix, rest) {
         return Err("key does not sort after the previous key");
     }
-    key.truncate(prefix);
-    append_short(key, data, suffix_start, suffix);
-    Ok((h, end))
+    Ok(())
 }
 
 /// Append `suffix`, which is `data[start..]`'s first bytes, to `key`. A suffix of up to 16
@@ -203,10 +258,30 @@ fn append_short(key: &mut Vec<u8>, data: &[u8], start: usize, suffix: &[u8]) {
 /// no call to `memcmp`.
 #[inline(always)]
 fn sorts_after(new: &[u8], old: &[u8]) -> bool {
+    // A loop rather than `new > old`: that calls `memcmp`, and the call makes the
+    // decoding loop around it keep its registers on the stack.
     match (new.first(), old.first()) {
-        (Some(a), Some(b)) if a != b => a > b,
-        _ => new > old,
+        (Some(a), Some(b)) if a != b => return a > b,
+        _ => {}
     }
+    // Eight bytes at a time (a block's restart keys share their first bytes with the key
+    // before), then byte by byte.
+    let n = new.len().min(old.len());
+    let (mut a, mut b) = (&new[..n], &old[..n]);
+    while let (Some((x, ra)), Some((y, rb))) =
+        (a.split_first_chunk::<8>(), b.split_first_chunk::<8>())
+    {
+        if x != y {
+            return u64::from_be_bytes(*x) > u64::from_be_bytes(*y);
+        }
+        (a, b) = (ra, rb);
+    }
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x > y;
+        }
+    }
+    new.len() > old.len()
 }
 
 /// An object id from its bytes (a table's hash size: 20 or 32).
@@ -1070,5 +1145,78 @@ mod tests {
         assert!(sorts_after(b"refs/a", &enc).is_err());
         assert!(sorts_after(b"zz", &[0, (1 << 3) | 1, b'a']).is_err());
         assert!(sorts_after(b"a", &[0, (1 << 3) | 1, b'b']).is_ok());
+    }
+
+    /// The comparison without `memcmp` orders as slices do: shared runs of 8 bytes and
+    /// more, a difference in the first byte, the last, or none (one a prefix of the other).
+    #[test]
+    fn sorts_after_orders_as_slices_do() {
+        let base = b"refs/tags/t-0000017-and-some-more";
+        let mut keys: Vec<Vec<u8>> = vec![Vec::new(), b"a".to_vec(), b"\xff".to_vec()];
+        for n in 0..=base.len() {
+            keys.push(base[..n].to_vec());
+            if let Some((&last, head)) = base[..n].split_last() {
+                for other in [last.wrapping_add(1), last.wrapping_sub(1)] {
+                    keys.push([head, &[other]].concat());
+                }
+            }
+        }
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(sorts_after(a, b), a > b, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Keys decoded into a buffer of fixed size that grows when asked (from none) come
+        /// out as [`decode_key_at`]'s, with the same errors: runs of keys sharing prefixes,
+        /// suffixes longer than the 16-byte chunk, the data ending right after a suffix,
+        /// and damaged prefix lengths.
+        #[test]
+        fn keys_decoded_in_place_are_decode_key_ats(
+            keys in proptest::collection::vec(proptest::collection::vec(b'a'..b'e', 1..40), 1..20),
+            damage in proptest::option::of((0usize..20, 0u8..60)),
+        ) {
+            let mut keys = keys;
+            keys.sort();
+            keys.dedup();
+            let (mut data, mut prev) = (Vec::new(), Vec::new());
+            for k in &keys {
+                encode_key(&mut data, &prev, k, 1);
+                prev = k.clone();
+            }
+            if let Some((i, b)) = damage {
+                if let Some(x) = data.get_mut(i) {
+                    *x = b;
+                }
+            }
+            let (mut vec_key, mut buf, mut len) = (Vec::new(), Vec::new(), 0);
+            let (mut a, mut b) = (0, 0);
+            while a < data.len() {
+                let want = decode_key_at(&data, a, &mut vec_key);
+                let got = loop {
+                    match decode_key_in(&data, b, &mut buf, len) {
+                        Ok(KeyIn::Grow(need)) => {
+                            proptest::prop_assert!(need > buf.len());
+                            buf.resize(need, 0);
+                        }
+                        other => break other,
+                    }
+                };
+                match (want, got) {
+                    (Ok((h, end)), Ok(KeyIn::Decoded { len: n, value_type, value_start })) => {
+                        proptest::prop_assert_eq!(&buf[..n], &vec_key[..]);
+                        proptest::prop_assert_eq!((value_type, value_start), (h.value_type, end));
+                        (a, b, len) = (end, value_start, n);
+                    }
+                    (Err(x), Err(y)) => {
+                        proptest::prop_assert_eq!(x, y);
+                        break;
+                    }
+                    (want, got) => proptest::prop_assert!(false, "{want:?} vs {got:?}"),
+                }
+            }
+        }
     }
 }
