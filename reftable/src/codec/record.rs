@@ -125,8 +125,17 @@ pub fn decode_key_header(data: &[u8]) -> Result<KeyHeader, &'static str> {
 #[inline(always)]
 fn key_header_at(data: &[u8], at: usize) -> Result<(KeyHeader, &[u8]), &'static str> {
     let mut pos = at;
-    let prefix = get_varint(data, &mut pos, "truncated or overflowing key prefix length")?;
-    let word = get_varint(data, &mut pos, "truncated or overflowing key suffix length")?;
+    let (prefix, word) = match data.get(at..).and_then(<[u8]>::first_chunk::<2>) {
+        // Both varints of one byte (a prefix below 128, a suffix below 16): most keys.
+        Some(&[p, w]) if (p | w) & 0x80 == 0 => {
+            pos += 2;
+            (u64::from(p), u64::from(w))
+        }
+        _ => (
+            get_varint(data, &mut pos, "truncated or overflowing key prefix length")?,
+            get_varint(data, &mut pos, "truncated or overflowing key suffix length")?,
+        ),
+    };
     let suffix_start = pos;
     let what = "key suffix extends past the end of the records";
     let suffix = get_bytes(data, &mut pos, word >> 3, what)?;
@@ -159,7 +168,7 @@ pub(crate) fn decode_key_at(
     let (h, suffix) = key_header_at(data, at)?;
     let suffix_start = at + h.suffix_start;
     let end = suffix_start + h.suffix_len;
-    check_key(h.prefix_len, suffix, key)?;
+    check_key(h.prefix_len, suffix, key, key.len())?;
     key.truncate(h.prefix_len);
     append_short(key, data, suffix_start, suffix);
     Ok((h, end))
@@ -193,7 +202,7 @@ pub(crate) fn decode_key_in(
 ) -> Result<KeyIn, &'static str> {
     let (h, suffix) = key_header_at(data, at)?;
     let prefix = h.prefix_len;
-    check_key(prefix, suffix, &key[..len])?;
+    check_key(prefix, suffix, key, len)?;
     let start = at + h.suffix_start;
     let new_len = prefix + suffix.len();
     const CHUNK: usize = 16;
@@ -214,19 +223,19 @@ pub(crate) fn decode_key_in(
     })
 }
 
-/// The checks of a key against the previous one (`prev`, empty for a block's first):
+/// The checks of a key against the previous one (`key[..len]`, empty for a block's first):
 /// the shared prefix inside it, the key not empty, and sorting after it. Both keys share
 /// the first `prefix` bytes, so the new one sorts after the previous one exactly when its
 /// suffix sorts after the rest of the previous key (usually decided by the first byte).
 #[inline(always)]
-fn check_key(prefix: usize, suffix: &[u8], prev: &[u8]) -> Result<(), &'static str> {
-    let Some(rest) = prev.get(prefix..) else {
+fn check_key(prefix: usize, suffix: &[u8], key: &[u8], len: usize) -> Result<(), &'static str> {
+    let Some(rest) = key.get(prefix..len) else {
         return Err("key prefix length exceeds the previous key");
     };
     if prefix == 0 && suffix.is_empty() {
         return Err("empty key");
     }
-    if !prev.is_empty() && !sorts_after(suffix, rest) {
+    if len != 0 && !sorts_after(suffix, rest) {
         return Err("key does not sort after the previous key");
     }
     Ok(())

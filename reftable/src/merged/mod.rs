@@ -488,6 +488,7 @@ impl MergedIter<RefRecord> {
     /// .unwrap();
     /// assert_eq!(branches, [b"refs/heads/a", b"refs/heads/b"]);
     /// ```
+    #[inline(always)]
     pub fn for_each_ref<B>(
         &mut self,
         mut f: impl FnMut(RefView<'_>) -> ControlFlow<B>,
