@@ -33,6 +33,8 @@ pub enum Check {
     GitReadsOurs,
     /// git refuses `reftable.*` values past their limits and takes them at the limits.
     ConfigLimits,
+    /// git's reference-transaction hook reads each transaction's updates, per state.
+    RefHook,
     /// git died of a signal.
     GitCrashed,
     /// git did not finish in time.
@@ -44,7 +46,7 @@ pub enum Check {
 
 impl Check {
     /// Every check.
-    pub const ALL: [Check; 15] = [
+    pub const ALL: [Check; 16] = [
         Check::Verdict,
         Check::ErrorClass,
         Check::Bytes,
@@ -57,6 +59,7 @@ impl Check {
         Check::Twin,
         Check::GitReadsOurs,
         Check::ConfigLimits,
+        Check::RefHook,
         Check::GitCrashed,
         Check::Hang,
         Check::Concurrent,

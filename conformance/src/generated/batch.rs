@@ -17,6 +17,9 @@ pub struct Rejection {
     pub refname: String,
     /// The class of the reason.
     pub class: Option<ErrClass>,
+    /// Where git says no message (before 2.54), the classes its reason may come with: one
+    /// of them must be one of the model's faults for the ref.
+    pub classes: &'static [ErrClass],
     /// What was said.
     pub detail: String,
 }
@@ -45,11 +48,12 @@ const REASONS: [(&str, &[ErrClass]); 7] = [
     ),
 ];
 
-/// git's rejections from a batch's `stdout` and `stderr`: the n-th `rejected` line goes
-/// with the n-th message, whose class (from the wording table) must be one its reason may
-/// come with.
-pub fn git_rejections(stdout: &str, stderr: &str) -> Vec<Rejection> {
-    let mut messages = stderr.lines().filter(|l| l.starts_with("error: "));
+/// git's rejections from a batch's `stdout` and `stderr`. With `messages` (git 2.54+) the
+/// n-th `rejected` line goes with the n-th message, whose class (from the wording table)
+/// must be one its reason may come with; without (2.50 to 2.53 say only the reason) the
+/// reason alone stands for the classes it may come with.
+pub fn git_rejections(stdout: &str, stderr: &str, messages: bool) -> Vec<Rejection> {
+    let mut said = stderr.lines().filter(|l| l.starts_with("error: "));
     stdout
         .lines()
         .filter_map(|l| l.strip_prefix("rejected "))
@@ -57,15 +61,20 @@ pub fn git_rejections(stdout: &str, stderr: &str) -> Vec<Rejection> {
             let mut fields = rest.splitn(4, ' ');
             let refname = fields.next().unwrap_or("").to_string();
             let reason = fields.nth(2).unwrap_or("").trim();
-            let message = messages.next().unwrap_or("");
-            let class = messages::classify(message).filter(|c| {
-                REASONS
-                    .iter()
-                    .any(|(r, classes)| *r == reason && classes.contains(c))
-            });
+            let allowed = REASONS
+                .iter()
+                .find(|(r, _)| *r == reason)
+                .map_or(&[][..], |(_, classes)| *classes);
+            let message = if messages {
+                said.next().unwrap_or("")
+            } else {
+                ""
+            };
+            let class = messages::classify(message).filter(|c| allowed.contains(c));
             Rejection {
                 refname,
                 class,
+                classes: if messages { &[] } else { allowed },
                 detail: format!("{reason}: {message}"),
             }
         })
@@ -105,10 +114,14 @@ pub fn compare_rejections(
     for (who, list) in [("git", git), ("ours", ours)] {
         for r in list {
             let faults = model.iter().find(|(n, _)| *n == r.refname).map(|x| x.1);
-            let applies = r
-                .class
-                .and_then(ErrClass::fault)
-                .is_some_and(|f| faults.is_some_and(|s| s.contains(f)));
+            let named = |c: &ErrClass| {
+                c.fault()
+                    .is_some_and(|f| faults.is_some_and(|s| s.contains(f)))
+            };
+            let applies = match r.class {
+                Some(c) => named(&c),
+                None => r.classes.iter().any(named),
+            };
             if !applies {
                 return Some(Mismatch {
                     check: Check::ErrorClass,
@@ -152,7 +165,7 @@ mod tests {
 
     #[test]
     fn rejections_are_read_with_their_messages() {
-        let g = git_rejections(OUT, ERR);
+        let g = git_rejections(OUT, ERR, true);
         let classes: Vec<_> = g.iter().map(|r| (r.refname.as_str(), r.class)).collect();
         assert_eq!(
             classes,
@@ -165,15 +178,33 @@ mod tests {
         assert_eq!(compare_rejections(&g, &g, &model()), None);
         // A message whose class its reason cannot come with is unclassified.
         let swapped = ERR.replace("non-commit object 4b82 to branch", "ref with nonexistent");
-        let g = git_rejections(OUT, &swapped);
+        let g = git_rejections(OUT, &swapped, true);
         assert_eq!(g[0].class, None);
+        assert!(compare_rejections(&g, &g, &model()).is_some());
+    }
+
+    /// Before 2.54 git says only the reason: it must be one the model's fault can give
+    /// ("invalid new value provided" for a non-commit or a missing object), and a reason
+    /// for another fault fails.
+    #[test]
+    fn rejections_without_messages_go_by_their_reason() {
+        let g = git_rejections(OUT, "", false);
+        assert!(g.iter().all(|r| r.class.is_none()));
+        assert_eq!(compare_rejections(&g, &g, &model()), None);
+        let mut m = model();
+        m[0].1 = [Fault::OldValue].into_iter().collect();
+        let f = compare_rejections(&g, &g, &m).expect("diverges");
+        assert_eq!(f.check, Check::ErrorClass);
+        let unknown = OUT.replace("refname conflict", "something new");
+        let g = git_rejections(&unknown, "", false);
+        assert!(compare_rejections(&g, &g, &model()).is_some());
     }
 
     /// A planted wrong model: one that accepts what git and we reject, or that names
     /// another fault, fails the comparison.
     #[test]
     fn a_wrong_model_fails() {
-        let g = git_rejections(OUT, ERR);
+        let g = git_rejections(OUT, ERR, true);
         let mut m = model();
         m.remove(1);
         let f = compare_rejections(&g, &g, &m).expect("diverges");

@@ -10,6 +10,7 @@ use crate::generated::batch::{compare_rejections, git_rejections, Rejection};
 use crate::generated::executor::Executor;
 use crate::generated::ours;
 use crate::git::driver::BASE_TIME;
+use crate::git::version::GitVersion;
 use crate::ops::{Op, Update};
 use crate::setup::pool::PoolObjects;
 
@@ -37,7 +38,9 @@ impl Executor<'_> {
             .env
             .git
             .run_auto(&repo, &argv, &stdin, self.tick, self.opts.auto_compaction);
-        let git_said = git_rejections(&out.stdout, &out.stderr);
+        // Each rejection's message on standard error from 2.54 on.
+        let messages = self.env.profile.git_version() >= GitVersion::parse("2.54").expect("2.54");
+        let git_said = git_rejections(&out.stdout, &out.stderr, messages);
         let git_res = self.git_verdict(out)?;
         let pool = &self.env.pool(self.hash).pool;
         let objects = PoolObjects(pool);
@@ -62,6 +65,7 @@ impl Executor<'_> {
                 .map(|(i, r)| Rejection {
                     refname: updates[i].refname.clone(),
                     class: r.class,
+                    classes: &[],
                     detail: r.message,
                 })
                 .collect();

@@ -334,6 +334,11 @@ impl Executor<'_> {
         if self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits) {
             return self.result;
         }
+        self.count(Check::RefHook);
+        let hook = self.check_ref_hook();
+        if self.failed_at_end(step_end, Check::RefHook, "reference-transaction hook", hook) {
+            return self.result;
+        }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);

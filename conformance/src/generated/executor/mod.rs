@@ -12,6 +12,7 @@ mod expiry;
 mod filtered;
 mod lookups;
 mod reads;
+mod ref_hook;
 mod steps;
 mod table_names;
 mod worktree;
