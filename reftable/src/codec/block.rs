@@ -328,7 +328,7 @@ impl BlockCursor {
     /// Returns `Break` when `f` broke (the cursor after the record lent), `Continue` at
     /// the end of the block. The position, the counters and the key's length are kept in
     /// locals and written back once: the key buffer is opened to its capacity for the
-    /// pass ([`record::decode_key_in`]) and cut back to the key after it.
+    /// pass (`record::decode_key_in`) and cut back to the key after it.
     #[inline(always)]
     pub fn for_each_ref<B>(
         &mut self,
