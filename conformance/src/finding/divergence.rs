@@ -33,7 +33,8 @@ pub enum Check {
     GitReadsOurs,
     /// git refuses `reftable.*` values past their limits and takes them at the limits.
     ConfigLimits,
-    /// git's reference-transaction hook reads each transaction's updates, per state.
+    /// git's reference-transaction hook reads each transaction's updates, per state; no
+    /// ref changes in a quarantine environment.
     RefHook,
     /// git died of a signal.
     GitCrashed,

@@ -339,6 +339,10 @@ impl Executor<'_> {
         if self.failed_at_end(step_end, Check::RefHook, "reference-transaction hook", hook) {
             return self.result;
         }
+        let quarantined = self.check_quarantine();
+        if self.failed_at_end(step_end, Check::RefHook, "quarantine", quarantined) {
+            return self.result;
+        }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);

@@ -11,6 +11,7 @@ mod coprocs;
 mod expiry;
 mod filtered;
 mod lookups;
+mod quarantine;
 mod reads;
 mod ref_hook;
 mod steps;
