@@ -33,9 +33,10 @@ pub enum Check {
     GitReadsOurs,
     /// git refuses `reftable.*` values past their limits and takes them at the limits.
     ConfigLimits,
-    /// git's reference-transaction hook reads each transaction's updates, per state; no
-    /// ref changes in a quarantine environment.
-    RefHook,
+    /// git's commands on a copy of its repository at the end of a case: the
+    /// reference-transaction hook reads each transaction's updates, per state; no ref
+    /// changes in a quarantine environment; `stash` pushes and drops.
+    GitProbes,
     /// git died of a signal.
     GitCrashed,
     /// git did not finish in time.
@@ -60,7 +61,7 @@ impl Check {
         Check::Twin,
         Check::GitReadsOurs,
         Check::ConfigLimits,
-        Check::RefHook,
+        Check::GitProbes,
         Check::GitCrashed,
         Check::Hang,
         Check::Concurrent,

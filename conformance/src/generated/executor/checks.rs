@@ -334,13 +334,22 @@ impl Executor<'_> {
         if self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits) {
             return self.result;
         }
-        self.count(Check::RefHook);
+        self.count(Check::GitProbes);
         let hook = self.check_ref_hook();
-        if self.failed_at_end(step_end, Check::RefHook, "reference-transaction hook", hook) {
+        if self.failed_at_end(
+            step_end,
+            Check::GitProbes,
+            "reference-transaction hook",
+            hook,
+        ) {
             return self.result;
         }
         let quarantined = self.check_quarantine();
-        if self.failed_at_end(step_end, Check::RefHook, "quarantine", quarantined) {
+        if self.failed_at_end(step_end, Check::GitProbes, "quarantine", quarantined) {
+            return self.result;
+        }
+        let stash = self.check_stash();
+        if self.failed_at_end(step_end, Check::GitProbes, "stash", stash) {
             return self.result;
         }
         // Last, so that a git that lists them wrongly still has every other check made.

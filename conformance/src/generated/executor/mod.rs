@@ -14,6 +14,7 @@ mod lookups;
 mod quarantine;
 mod reads;
 mod ref_hook;
+mod stash;
 mod steps;
 mod table_names;
 mod worktree;
