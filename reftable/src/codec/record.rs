@@ -1204,10 +1204,12 @@ mod tests {
             let (mut a, mut b) = (0, 0);
             while a < data.len() {
                 let want = decode_key_at(&data, a, &mut vec_key);
+                let mut asked = None;
                 let got = loop {
                     match decode_key_in(&data, b, &mut buf, len) {
                         Ok(KeyIn::Grow(need)) => {
                             proptest::prop_assert!(need > buf.len());
+                            asked = Some(need);
                             buf.resize(need, 0);
                         }
                         other => break other,
@@ -1216,6 +1218,8 @@ mod tests {
                 match (want, got) {
                     (Ok((h, end)), Ok(KeyIn::Decoded { len: n, value_type, value_start })) => {
                         proptest::prop_assert_eq!(&buf[..n], &vec_key[..]);
+                        // A buffer that had to grow asked for 16 bytes beyond the key.
+                        proptest::prop_assert!(asked.map_or(true, |need| need == n + 16));
                         proptest::prop_assert_eq!((value_type, value_start), (h.value_type, end));
                         (a, b, len) = (end, value_start, n);
                     }
