@@ -16,18 +16,7 @@ impl Executor<'_> {
         let scratch = self.copy_of_git_repo()?;
         let dir = scratch.path();
         let commit = self.env.pool(self.hash).pool.commits[0].to_string();
-        let git = |args: &[&str]| -> Result<String, String> {
-            let out = self.env.git.run(dir, args, "", self.tick);
-            if !out.exit.success() {
-                return Err(format!(
-                    "git {}: {:?}, {:?}",
-                    args.join(" "),
-                    out.exit,
-                    out.stderr.trim()
-                ));
-            }
-            Ok(out.stdout)
-        };
+        let git = |args: &[&str]| self.env.git.ok(dir, args, "");
         git(&["symbolic-ref", "HEAD", BRANCH])?;
         git(&["update-ref", BRANCH, &commit])?;
         for (content, message) in [("one", "first"), ("two", "second")] {
