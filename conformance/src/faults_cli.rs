@@ -102,6 +102,10 @@ pub struct FaultsArgs {
     /// Fault points tried per side and operation at most (spread over all found).
     #[arg(long, default_value_t = 400)]
     max_points: usize,
+    /// Only the fault points that inject these errors, comma-separated (ENOSPC, EIO,
+    /// EINTR; SHORT for the short writes); every point without.
+    #[arg(long, value_delimiter = ',')]
+    errnos: Vec<String>,
     /// Our stack without fsync (as the generated mode runs it).
     #[arg(long)]
     no_fsync: bool,
@@ -116,6 +120,7 @@ pub fn faults(a: FaultsArgs, env: Env) -> i32 {
     let out = a.common.ci.targets();
     let (mut cfg, known) = a.common.config();
     cfg.max_points = a.max_points;
+    cfg.errnos = (!a.errnos.is_empty()).then(|| a.errnos.clone());
     cfg.fsync = !a.no_fsync;
     cfg.migrations = !a.no_migrations;
     cfg.fail_fast = a.fail_fast;

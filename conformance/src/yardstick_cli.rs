@@ -35,7 +35,8 @@ pub struct Common {
     /// comma-separated.
     #[arg(long, value_delimiter = ',')]
     files: Vec<String>,
-    /// The gate's own modes to run, comma-separated: run, migrate, concurrent, damaged.
+    /// The gate's own modes to run, comma-separated: run, migrate, concurrent, damaged,
+    /// retries (the faults mode's EINTR and EAGAIN points).
     #[arg(long, value_delimiter = ',', default_value = "run")]
     modes: Vec<String>,
     /// A gate command instead of the modes (repeatable; `LABEL::` before it names it).

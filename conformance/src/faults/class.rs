@@ -31,11 +31,15 @@ pub enum Class {
     /// The next writer is refused, and neither its message nor the faulted writer's says
     /// which file to remove.
     StuckLock,
+    /// An interrupted call (`EINTR`), or one that would have blocked (`EAGAIN`), was not made
+    /// again: the writer reported otherwise than it does without the fault (failed, or done
+    /// with a warning).
+    InterruptNotRetried,
 }
 
 impl Class {
     /// Every class, in report order.
-    pub const ALL: [Class; 9] = [
+    pub const ALL: [Class; 10] = [
         Class::Acknowledged,
         Class::AcknowledgedWithWarning,
         Class::CleanRefusal,
@@ -45,6 +49,7 @@ impl Class {
         Class::LostAcknowledgedUpdate,
         Class::CommittedButReportedFailed,
         Class::StuckLock,
+        Class::InterruptNotRetried,
     ];
 
     /// Its name in reports and in the registry's signatures.
@@ -59,6 +64,7 @@ impl Class {
             Class::LostAcknowledgedUpdate => "lost-acknowledged-update",
             Class::CommittedButReportedFailed => "committed-but-reported-failed",
             Class::StuckLock => "stuck-lock",
+            Class::InterruptNotRetried => "interrupt-not-retried",
         }
     }
 
@@ -69,6 +75,33 @@ impl Class {
             Class::Acknowledged | Class::AcknowledgedWithWarning | Class::CleanRefusal
         )
     }
+}
+
+/// The class of a trial whose call was interrupted (`EINTR`) or would have blocked
+/// (`EAGAIN`): `judged` (from [`classify`])
+/// unless the writer, which must make the call again, reported otherwise than its
+/// `unfaulted` run.
+pub fn interrupted(
+    judged: (Class, String),
+    unfaulted: &Reported,
+    reported: &Reported,
+) -> (Class, String) {
+    let kind = |r: &Reported| match r {
+        Reported::Done(None) => "done",
+        Reported::Done(Some(_)) => "done with a warning",
+        Reported::Failed(_) => "failed",
+        Reported::Crashed(_) => "crashed",
+    };
+    if judged.0.is_bad() || kind(unfaulted) == kind(reported) {
+        return judged;
+    }
+    let detail = format!(
+        "{} when interrupted, {} without: {}",
+        kind(reported),
+        kind(unfaulted),
+        judged.1
+    );
+    (Class::InterruptNotRetried, detail)
 }
 
 /// How the writer ended.
@@ -183,6 +216,28 @@ mod tests {
         o.next_write = Some("cannot lock references".into());
         let told = Reported::Failed("unable to unlink tables.list.lock".into());
         assert_eq!(classify(&told, &s, &s, &o).0, Class::CleanRefusal);
+    }
+
+    /// An interrupted call must end as the unfaulted run did: a failure or a warning where
+    /// there was none is the writer giving up on it; the same refusal is fine.
+    #[test]
+    fn interrupted_calls_end_as_without_the_interruption() {
+        let done = Reported::Done(None);
+        let failed = Reported::Failed("error: cannot write".into());
+        let ok = (Class::Acknowledged, String::new());
+        assert_eq!(interrupted(ok.clone(), &done, &done).0, Class::Acknowledged);
+        let refused = (Class::CleanRefusal, "error".to_string());
+        let judged = interrupted(refused.clone(), &done, &failed);
+        assert_eq!(judged.0, Class::InterruptNotRetried);
+        assert_eq!(
+            interrupted(refused, &failed, &failed).0,
+            Class::CleanRefusal
+        );
+        let warned = Reported::Done(Some("warning: compaction".into()));
+        let w = (Class::AcknowledgedWithWarning, String::new());
+        assert_eq!(interrupted(w, &done, &warned).0, Class::InterruptNotRetried);
+        let half = (Class::HalfApplied, String::new());
+        assert_eq!(interrupted(half, &done, &failed).0, Class::HalfApplied);
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct FaultsConfig {
     pub ops_per_case: usize,
     /// Fault points tried per side and operation at most.
     pub max_points: usize,
+    /// Only the points that inject these errors (`SHORT`: a short write); all without.
+    pub errnos: Option<Vec<String>>,
     /// The binary with the `fault-worker` subcommand.
     pub worker_exe: PathBuf,
     /// Whether our stack syncs.
@@ -42,6 +44,7 @@ impl FaultsConfig {
             case_ops: 20,
             ops_per_case: 4,
             max_points: 400,
+            errnos: None,
             worker_exe,
             fsync: true,
             deadline: None,

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::faults::class::{Class, Reported};
 use crate::faults::config::FaultsConfig;
-use crate::faults::points::{parse_trace_in, points, short_writes, Scope};
+use crate::faults::points::{fault_points, parse_trace_in, Scope};
 use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
 use crate::faults::worker::{pool_spec, Work, WorkerSpec};
@@ -240,6 +240,8 @@ struct Migration<'a> {
     src: &'a Path,
     to: &'a str,
     scratch: PathBuf,
+    /// Only the fault points that inject these errors (all without).
+    errnos: Option<&'a [String]>,
 }
 
 impl Migration<'_> {
@@ -321,8 +323,7 @@ impl Migration<'_> {
         run.unfaulted_done = true;
         let after = view(self.env, &migrated);
         let calls = parse_trace_in(&base.trace, &GIT_DIR);
-        let mut all = points(&calls);
-        all.extend(short_writes(&calls));
+        let all = fault_points(&calls, self.errnos);
         run.points = all.len();
         for (i, p) in spread(&all, max).into_iter().enumerate() {
             if crate::budget::past(deadline) {
@@ -382,8 +383,7 @@ impl Migration<'_> {
         run.unfaulted_done = true;
         let after = self.our_view(opts, &repo);
         let calls = parse_trace_in(&base.trace, &GIT_DIR);
-        let mut all = points(&calls);
-        all.extend(short_writes(&calls));
+        let all = fault_points(&calls, cfg.errnos.as_deref());
         run.points = all.len();
         // A quarter of the operations' cap: the import's points are mostly reads of loose
         // refs, alike, and each clean refusal is tried again.
@@ -523,6 +523,7 @@ pub fn try_migrations(
             src: &src,
             to,
             scratch: dir.join(format!("to-{to}")),
+            errnos: cfg.errnos.as_deref(),
         };
         let (git, migrated, skipped) = m.run(cfg.max_points, cfg.deadline);
         let mut r = MigrationRun {

@@ -173,6 +173,7 @@ pub fn for_each_chosen_op(
                 fsync: cfg.fsync,
                 git_config: Vec::new(),
                 max_points: cfg.max_points,
+                errnos: cfg.errnos.clone(),
                 deadline: cfg.deadline,
             };
             each(&t, step)?;

@@ -10,9 +10,11 @@
 use serde::{Deserialize, Serialize};
 
 /// The system calls traced and faulted: opening, writing, syncing, closing, renaming and
-/// removing files (reads are the damaged mode's concern).
+/// removing files, and reading `tables.list` (interrupted only: what a read finds is the
+/// damaged mode's concern).
 pub const SYSCALLS: &[&str] = &[
     "openat",
+    "read",
     "write",
     "pwrite64",
     "fsync",
@@ -88,12 +90,21 @@ impl FaultPoint {
 }
 
 /// The errors a call gets: `ENOSPC` where data or a new file needs space, `EIO` everywhere,
-/// `EINTR` on writes (a caller must retry it: git's `xwrite`, Rust's `write_all`). None for
-/// closing a directory: Linux reports no I/O error there (a directory has no data to write
-/// back), and Rust's standard library treats one as impossible (it panics).
+/// `EINTR` on writes and on reads of `tables.list` (a caller must retry it: git's `xwrite`
+/// and `xread` and its reftable library's own loops, Rust's `write_all` and
+/// `read_to_end`), and nothing else on reads. `EAGAIN` where git's reftable code writes the
+/// stack and reads `tables.list`: its loops (and `xwrite`, `xread` before 2.50) retry that
+/// too; it is git's side only ([`git_only`]): a regular file never returns it, and our
+/// library does not wait for one. None for closing a directory: Linux reports no I/O error
+/// there (a directory has no data to write back), and Rust's standard library treats one as
+/// impossible (it panics).
 pub fn errnos(call: &Call) -> &'static [&'static str] {
+    let stack_write = ["tables.list.lock", "new table", "table lock"].contains(&call.role.as_str());
     match call.syscall.as_str() {
+        "read" if call.role == "tables.list" => &["EINTR", "EAGAIN"],
+        "read" => &[],
         "close" if call.role == "stack directory" || call.directory => &[],
+        "write" | "pwrite64" if stack_write => &["ENOSPC", "EIO", "EINTR", "EAGAIN"],
         "write" | "pwrite64" => &["ENOSPC", "EIO", "EINTR"],
         "openat" if call.creates => &["ENOSPC", "EIO"],
         "mkdir" => &["ENOSPC", "EIO"],
@@ -277,6 +288,26 @@ pub fn short_writes(calls: &[Call]) -> Vec<FaultPoint> {
     out
 }
 
+/// Whether a point is tried on git's side only (`EAGAIN`, see [`errnos`]).
+pub fn git_only(p: &FaultPoint) -> bool {
+    p.errno == "EAGAIN"
+}
+
+/// Whether a writer must make the call again after this fault, and end as it would have
+/// without it.
+pub fn must_retry(p: &FaultPoint) -> bool {
+    p.errno == "EINTR" || p.errno == "EAGAIN"
+}
+
+/// The points of a traced run: [`points`] and [`short_writes`], only those that inject one
+/// of `errnos` when it is given (`SHORT` for a short write).
+pub fn fault_points(calls: &[Call], errnos: Option<&[String]>) -> Vec<FaultPoint> {
+    let mut all = points(calls);
+    all.extend(short_writes(calls));
+    all.retain(|p| errnos.map_or(true, |e| e.contains(&p.errno)));
+    all
+}
+
 /// Every injection for `calls`: each call with each of its errors, once per (system call,
 /// number, error) however many processes made that call.
 pub fn points(calls: &[Call]) -> Vec<FaultPoint> {
@@ -394,13 +425,40 @@ mod tests {
                 "write:error=ENOSPC:when=2",
                 "write:error=EIO:when=2",
                 "write:error=EINTR:when=2",
+                "write:error=EAGAIN:when=2",
                 "rename:error=EIO:when=1",
                 "rename:error=EIO:when=2",
                 "close:error=EIO:when=2",
                 "write:error=ENOSPC:when=1",
                 "write:error=EIO:when=1",
                 "write:error=EINTR:when=1",
+                "write:error=EAGAIN:when=1",
             ]
         );
+    }
+
+    /// Reads of `tables.list` are interrupted or would block, and only they: other reads of
+    /// the stack and reads outside it are no fault points; `--errnos` keeps what it names.
+    #[test]
+    fn only_reads_of_the_list_are_interrupted() {
+        let trace = r#"7 read(3</r/.git/config>, "[core]"..., 4096) = 120
+7 read(3</r/.git/reftable/tables.list>, "0x01"..., 58) = 58
+7 read(4</r/.git/reftable/0x01-0x01-aa.ref>, "REFT"..., 24) = 24
+7 read(3</r/.git/reftable/tables.list>, "0x01"..., 58) = 58
+"#;
+        let calls = parse_trace(trace);
+        let args: Vec<String> = points(&calls).iter().map(FaultPoint::inject_arg).collect();
+        assert_eq!(
+            args,
+            [
+                "read:error=EINTR:when=2",
+                "read:error=EAGAIN:when=2",
+                "read:error=EINTR:when=4",
+                "read:error=EAGAIN:when=4"
+            ]
+        );
+        let eintr = ["EINTR".to_string()];
+        assert_eq!(fault_points(&calls, Some(&eintr)).len(), 2);
+        assert!(fault_points(&calls, Some(&["EIO".to_string()])).is_empty());
     }
 }

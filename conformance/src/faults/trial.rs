@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::faults::class::{classify, Class, Reported};
+use crate::faults::class::{classify, interrupted, Class, Reported};
 use crate::faults::observe::{observe, Lookers, NEXT_REF};
-use crate::faults::points::{parse_trace, points, short_writes, FaultPoint};
+use crate::faults::points::{fault_points, git_only, must_retry, parse_trace, FaultPoint};
 use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::worker::{pool_spec, Work, WorkerOutcome, WorkerSpec};
 use crate::finding::script::git_invocation;
@@ -108,6 +108,8 @@ pub struct OpUnderTest<'a> {
     pub git_config: Vec<String>,
     /// At most this many fault points per side (spread over all of them).
     pub max_points: usize,
+    /// Only the points that inject these errors (`SHORT`: a short write); all without.
+    pub errnos: Option<Vec<String>>,
     /// No trial starts after this.
     pub deadline: Option<Instant>,
 }
@@ -234,8 +236,8 @@ impl OpUnderTest<'_> {
         }
         let after = self.read(&repo.join(".git/reftable"))?;
         let calls = parse_trace(&base.trace);
-        let mut all = points(&calls);
-        all.extend(short_writes(&calls));
+        let mut all = fault_points(&calls, self.errnos.as_deref());
+        all.retain(|p| side == Side::Git || !git_only(p));
         run.points = all.len();
         let read = |s: &Path| self.read(s);
         let next_write = |repo: &Path| self.next_write(side, repo);
@@ -251,9 +253,13 @@ impl OpUnderTest<'_> {
             }
             let (t, repo) = self.traced(side, &format!("trial-{i}"), Tracing::Faults(Some(&p)))?;
             let seen = observe(&look, &repo);
-            let (class, detail) = classify(&reported(side, &t), before, &after, &seen);
+            let said = reported(side, &t);
+            let mut judged = classify(&said, before, &after, &seen);
+            if must_retry(&p) {
+                judged = interrupted(judged, &unfaulted, &said);
+            }
             run.trials
-                .push(Trial::new(p.clone(), (class, detail), &t, seen.left));
+                .push(Trial::new(p.clone(), judged, &t, seen.left));
         }
         Ok(())
     }

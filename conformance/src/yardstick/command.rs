@@ -40,7 +40,8 @@ impl Cmd {
     }
 }
 
-/// The gate's own modes as commands, by name (`run`, `migrate`, `concurrent`, `damaged`),
+/// The gate's own modes as commands, by name (`run`, `migrate`, `concurrent`, `damaged`,
+/// `retries`: the faults mode's `EINTR` and `EAGAIN` points),
 /// in the sizes the README's gate sections name; the runs stop at their first divergence
 /// and take a git command that runs 20 s for a hang, so that a mutant is judged quickly and a
 /// mutant that makes git hang is caught within its budget rather than timed out.
@@ -54,9 +55,14 @@ pub fn builtin_mode(name: &str) -> Result<Cmd, String> {
             "REFTABLE_TEST_GIT_TIMEOUT=20 {exe} run --concurrent --concurrent-txns 500 --git {git} --no-minimize --fail-fast --out {scratch}/cases"
         }
         "damaged" => "{exe} damaged --git {git} --seconds 180 --no-gdb --out {scratch}/damaged",
+        // The faults git must retry only (every other fault a git may refuse cleanly, which
+        // says little of a mutant), two cases, no migrations: about a minute.
+        "retries" => {
+            "{exe} faults --git {git} --cases 2 --errnos EINTR,EAGAIN --no-migrations --fail-fast --out {scratch}/faults"
+        }
         _ => {
             return Err(format!(
-                "no gate mode {name}: the modes are run, migrate, concurrent, damaged"
+                "no gate mode {name}: the modes are run, migrate, concurrent, damaged, retries"
             ))
         }
     };
