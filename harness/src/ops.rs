@@ -110,6 +110,8 @@ pub enum Expire {
     All,
     /// `--expire=<time>`: entries older than `time` (seconds) go.
     Before(u64),
+    /// `--expire=never`: no entry goes for its age.
+    Never,
 }
 
 /// One step of a case.
@@ -168,7 +170,7 @@ pub enum Op {
         /// The updates: a new object id (null: delete) and the current value as old value.
         updates: Vec<Update>,
     },
-    /// `git reflog expire --expire=… --expire-unreachable=never [--updateref] <ref>`.
+    /// `git reflog expire --expire=… --expire-unreachable=never|now [--updateref] <ref>`.
     ReflogExpire {
         /// The ref.
         refname: String,
@@ -177,6 +179,10 @@ pub enum Op {
         /// `--updateref`: the ref takes the newest kept entry's new id.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         update_ref: bool,
+        /// `--expire-unreachable=now` (else `never`): entries naming a commit the ref's
+        /// history does not reach go too, all of them when the ref is no commit.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unreachable: bool,
     },
     /// `git reflog delete [--rewrite] [--updateref] <ref>@{index}`.
     ReflogDelete {
@@ -320,6 +326,9 @@ impl Op {
             Op::RefsCommand { .. } => "refs create/update/delete",
             Op::SymbolicRef { .. } => "symbolic-ref",
             Op::Push { .. } => "push --atomic",
+            Op::ReflogExpire {
+                unreachable: true, ..
+            } => "reflog expire --expire-unreachable=now",
             Op::ReflogExpire { .. } => "reflog expire",
             Op::ReflogDelete { .. } => "reflog delete",
             Op::ReflogDrop { .. } => "reflog drop",
@@ -386,8 +395,14 @@ impl Op {
                 refname,
                 expire,
                 update_ref,
+                unreachable,
             } => format!(
-                "reflog expire {expire:?}{} {refname}",
+                "reflog expire {expire:?}{}{} {refname}",
+                if *unreachable {
+                    " --expire-unreachable=now"
+                } else {
+                    ""
+                },
                 if *update_ref { " --updateref" } else { "" }
             ),
             Op::ReflogDelete {

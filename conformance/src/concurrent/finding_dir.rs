@@ -95,6 +95,7 @@ fn serial_ops(outcomes: &[Outcome], indexes: &BTreeMap<String, u64>) -> Vec<crat
                     refname: names::EXPIRY.into(),
                     expire: Expire::All,
                     update_ref: false,
+                    unreachable: false,
                 },
             };
             // Maintenance goes after the transactions of its window.

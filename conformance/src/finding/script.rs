@@ -124,7 +124,11 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             refname,
             expire,
             update_ref,
-        } => (reflog_expire_args(refname, expire, *update_ref), None),
+            unreachable,
+        } => (
+            reflog_expire_args(refname, expire, *update_ref, *unreachable),
+            None,
+        ),
         Op::ReflogDrop { refname } => (v(&["reflog", "drop", refname]), None),
         Op::ReflogDelete {
             refname,
@@ -168,14 +172,25 @@ pub fn expire_arg(expire: &Expire) -> String {
     match expire {
         Expire::All => "--expire=all".to_string(),
         Expire::Before(t) => format!("--expire={t} +0000"),
+        Expire::Never => "--expire=never".to_string(),
     }
 }
 
-/// `git reflog expire` of `refname` as the gate runs it (unreachable entries never pruned
-/// apart: the gate's objects are all reachable or none).
-pub fn reflog_expire_args(refname: &str, expire: &Expire, update_ref: bool) -> Vec<String> {
+/// `git reflog expire` of `refname` as the gate runs it: unreachable entries pruned
+/// whatever their age (`now`) or never.
+pub fn reflog_expire_args(
+    refname: &str,
+    expire: &Expire,
+    update_ref: bool,
+    unreachable: bool,
+) -> Vec<String> {
     let exp = expire_arg(expire);
-    let mut args: Vec<String> = ["reflog", "expire", &exp, "--expire-unreachable=never"]
+    let unreachable = if unreachable {
+        "--expire-unreachable=now"
+    } else {
+        "--expire-unreachable=never"
+    };
+    let mut args: Vec<String> = ["reflog", "expire", &exp, unreachable]
         .map(String::from)
         .to_vec();
     if update_ref {

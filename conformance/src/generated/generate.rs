@@ -552,7 +552,7 @@ impl Resolver {
             }
             AOp::MassCreate(p, n, v) => Some(self.mass_create(*p, *n, *v)),
             AOp::MassDelete(p) => self.mass_delete(*p, model, null),
-            AOp::Expire(n, all) => Some(self.expire(*n, *all)),
+            AOp::Expire(n, all) => Some(self.expire(model, *n, *all)),
             // One in three with `--updateref`, of the newest or the next entry: deleting the
             // newest moves the ref to the entry before it.
             AOp::ReflogDelete(n, i, r) => {
@@ -961,13 +961,35 @@ impl Resolver {
     }
 
     /// [`AOp::Expire`]: expire all of a reflog or the entries before a time; one in four
-    /// with `--updateref`.
-    fn expire(&self, n: u8, all: bool) -> Op {
+    /// with `--updateref`, one in three with the unreachable entries instead of a time
+    /// (`--expire=never`: only reachability decides); of a name with a reflog (even pick) or
+    /// any name (odd pick), as [`AOp::ReflogDrop`], where the reflog is the longest but
+    /// `HEAD`'s for the unreachable entries (a ref that went back in history prunes what led
+    /// there).
+    fn expire(&self, model: &Model, n: u8, all: bool) -> Op {
+        let unreachable = n % 3 == 2;
+        let longest = (model.logs.iter().filter(|(name, _)| *name != "HEAD"))
+            .max_by_key(|(_, entries)| entries.len())
+            .map(|(name, _)| name);
+        let with_log = match longest {
+            Some(name) if unreachable => Some(name),
+            _ => model
+                .logs
+                .keys()
+                .nth(n as usize / 2 % model.logs.len().max(1)),
+        };
+        let refname = match with_log {
+            Some(name) if n % 2 == 0 => name.clone(),
+            _ => self.name(n),
+        };
         Op::ReflogExpire {
             update_ref: n % 4 == 1,
-            refname: self.name(n),
+            unreachable,
+            refname,
             expire: if all {
                 Expire::All
+            } else if unreachable {
+                Expire::Never
             } else {
                 Expire::Before(crate::git::driver::BASE_TIME + 60 * u64::from(n % 8))
             },

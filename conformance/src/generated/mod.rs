@@ -18,4 +18,5 @@ pub mod report;
 pub mod run;
 pub mod stale;
 pub mod twin;
+pub mod unreachable;
 pub mod verdict;

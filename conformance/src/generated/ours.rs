@@ -5,13 +5,14 @@
 
 use reftable::refdb::{Committer, Expected, LogRefs, ObjectKind, RefDb, RefDbOptions, RefUpdate};
 use reftable::refname::is_valid_refname;
-use reftable::{RefValue, StackOptions, WriteOptions};
+use reftable::{ObjectId, RefValue, StackOptions, WriteOptions};
 
 use crate::err_class::ErrClass;
+use crate::generated::unreachable::reach;
 use crate::generated::verdict::Refused;
 use crate::model::SYMREF_READS;
 use crate::ops::{CaseOptions, Expire, Op, Update, Value};
-use crate::setup::pool::PoolObjects;
+use crate::setup::pool::{Pool, PoolObjects};
 
 /// Our ref database's options for a case: its table options, auto-compaction as the case
 /// has it, git's dangling-symref rule (`protect_dangling_symrefs`: the git's profile), fsync
@@ -67,6 +68,7 @@ pub(crate) fn expire_cutoff(expire: &Expire) -> u64 {
     match expire {
         Expire::All => u64::MAX,
         Expire::Before(t) => *t,
+        Expire::Never => 0,
     }
 }
 
@@ -110,8 +112,17 @@ pub fn apply(
             refname,
             expire,
             update_ref,
+            unreachable,
         } => on_log(db, refname, |db, t| {
-            expire_log(db, t, expire_cutoff(expire), update_ref.then_some(objects))
+            let cutoff = expire_cutoff(expire);
+            expire_log(
+                db,
+                t,
+                cutoff,
+                *unreachable,
+                update_ref.then_some(objects),
+                objects.0,
+            )
         }),
         Op::ReflogDelete {
             refname,
@@ -426,21 +437,48 @@ pub(crate) fn branch(
     Ok(())
 }
 
-/// `git reflog expire --expire=… --expire-unreachable=never` on the reflog `target`.
-/// With `update_ref` (`--updateref`, the objects to peel with) the ref takes the newest
-/// kept entry's new id.
+/// `git reflog expire --expire=… --expire-unreachable=now|never` on the reflog `target`
+/// (`unreachable`: now, reachability as [`crate::generated::unreachable`] has it, from the
+/// refs `db` holds). With `update_ref` (`--updateref`, the objects to peel with) the ref
+/// takes the newest kept entry's new id.
 pub(crate) fn expire_log(
     db: &mut RefDb,
     target: &str,
     cutoff: u64,
+    unreachable: bool,
     update_ref: Option<&PoolObjects<'_>>,
+    pool: &Pool,
 ) -> reftable::Result<()> {
-    let prune = &mut |l: &reftable::LogRecord| l.update().is_some_and(|u| u.time < cutoff);
+    let reach = if unreachable {
+        Some(reach(pool, target, &direct_ids(db)?))
+    } else {
+        None
+    };
+    let prune = &mut |l: &reftable::LogRecord| {
+        l.update().is_some_and(|u| {
+            u.time < cutoff || reach.is_some_and(|r| r.prunes(pool, &u.old_id, &u.new_id))
+        })
+    };
     match update_ref {
         Some(objects) => db.expire_reflog_update_ref(target.as_bytes(), prune, false, objects),
         None => db.expire_reflog(target.as_bytes(), prune, false, false),
     }
     .map(drop)
+}
+
+/// Every live ref of `db` with its direct id (`None` for a symref).
+fn direct_ids(db: &RefDb) -> reftable::Result<Vec<(String, Option<ObjectId>)>> {
+    let mut out = Vec::new();
+    let mut refs = db.refs()?;
+    while let Some(r) = refs.next_record()? {
+        let id = match &r.value {
+            RefValue::Object(id) | RefValue::Peeled { object: id, .. } => Some(*id),
+            RefValue::Symref(_) => None,
+            RefValue::Deletion => continue,
+        };
+        out.push((String::from_utf8_lossy(&r.refname).into_owned(), id));
+    }
+    Ok(out)
 }
 
 /// `git reflog delete [--rewrite] [--updateref] target@{index}` (0 = newest).

@@ -13,7 +13,7 @@ use crate::model::Objects;
 /// The objects a case can point refs at.
 #[derive(Clone, Debug)]
 pub struct Pool {
-    /// Commits.
+    /// Commits, oldest first: one history, each commit's parent the one before it.
     pub commits: Vec<ObjectId>,
     /// Annotated tags with what they peel to.
     pub tags: Vec<(ObjectId, ObjectId)>,
@@ -92,6 +92,18 @@ pub struct PoolObjects<'a>(pub &'a Pool);
 impl ObjectLookup for PoolObjects<'_> {
     fn lookup(&self, id: &ObjectId) -> Result<ObjectKind, LookupError> {
         Ok(self.kind(id))
+    }
+}
+
+impl Pool {
+    /// The place in [`Pool::commits`] of the commit `id` is or peels to (an annotated tag of
+    /// it); `None` for anything else. A commit reaches exactly those at or before its place.
+    pub fn history_place(&self, id: &ObjectId) -> Option<usize> {
+        let commit = match self.tags.iter().find(|(t, _)| t == id) {
+            Some((_, peeled)) => peeled,
+            None => id,
+        };
+        self.commits.iter().position(|c| c == commit)
     }
 }
 

@@ -65,7 +65,8 @@ impl Executor<'_> {
                 refname,
                 expire,
                 update_ref,
-            } => self.run_expire(refname, expire, *update_ref),
+                unreachable,
+            } => self.run_expire(refname, expire, *update_ref, *unreachable),
             Op::ReflogDelete {
                 refname,
                 index,
@@ -327,10 +328,17 @@ impl Executor<'_> {
     }
 
     /// `git reflog expire` against our expiry.
-    fn run_expire(&mut self, refname: &str, expire: &Expire, update_ref: bool) -> Outcomes {
+    fn run_expire(
+        &mut self,
+        refname: &str,
+        expire: &Expire,
+        update_ref: bool,
+        unreachable: bool,
+    ) -> Outcomes {
         let repo = self.repo.path().to_path_buf();
         let exp = crate::finding::script::expire_arg(expire);
-        let args = crate::finding::script::reflog_expire_args(refname, expire, update_ref);
+        let args =
+            crate::finding::script::reflog_expire_args(refname, expire, update_ref, unreachable);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let cutoff = ours::expire_cutoff(expire);
         // The library's other expiry path, on copies of the stacks as they are now.
@@ -346,8 +354,16 @@ impl Executor<'_> {
         let ours_res = match target {
             None => Err(refused(ErrClass::NoReflog, "no reflog")),
             Some(t) => {
-                let r = ours::expire_log(&mut self.db, &t, cutoff, update_ref.then_some(&objects));
-                self.model.expire(&t, &mut |_, e| e.time < cutoff, false);
+                let update = update_ref.then_some(&objects);
+                let r = ours::expire_log(&mut self.db, &t, cutoff, unreachable, update, pool);
+                let reach = unreachable.then(|| self.model_reach(&t));
+                self.model.expire(
+                    &t,
+                    &mut |_, e| {
+                        e.time < cutoff || reach.is_some_and(|r| r.prunes(pool, &e.old, &e.new))
+                    },
+                    false,
+                );
                 if update_ref {
                     self.model.update_ref_from_reflog(&t);
                     // The files twin has no reflog expiry that moves the ref.
@@ -357,6 +373,22 @@ impl Executor<'_> {
             }
         };
         Some((git_res, ours_res, None))
+    }
+
+    /// What an expiry of `target` with `--expire-unreachable=now` reaches, from the model's
+    /// refs.
+    fn model_reach(&self, target: &str) -> crate::generated::unreachable::Reach {
+        let refs: Vec<(String, Option<reftable::ObjectId>)> = (self.model.refs.iter())
+            .map(|(n, v)| {
+                let id = match v {
+                    crate::model::MValue::Oid(id) => Some(*id),
+                    crate::model::MValue::Symref(_) => None,
+                };
+                (n.clone(), id)
+            })
+            .collect();
+        let pool = &self.env.pool(self.hash).pool;
+        crate::generated::unreachable::reach(pool, target, &refs)
     }
 
     /// `git reflog delete` of one entry against ours.
