@@ -15,6 +15,8 @@ use crate::model::Faults;
 pub struct Rejection {
     /// The ref.
     pub refname: String,
+    /// The reason git gave (empty for ours).
+    pub reason: String,
     /// The class of the reason.
     pub class: Option<ErrClass>,
     /// Where git says no message (before 2.54), the classes its reason may come with: one
@@ -73,12 +75,43 @@ pub fn git_rejections(stdout: &str, stderr: &str, messages: bool) -> Vec<Rejecti
             let class = messages::classify(message).filter(|c| allowed.contains(c));
             Rejection {
                 refname,
+                reason: reason.to_string(),
                 class,
                 classes: if messages { &[] } else { allowed },
                 detail: format!("{reason}: {message}"),
             }
         })
         .collect()
+}
+
+/// The reason git gives when an update's old id is all that is wrong with it, for a plain
+/// update (an old id, the ref absent or holding an id, no symref in the way), from the ref's
+/// value before the batch: a ref that must not exist and does, one that must and does not,
+/// or another id (hex ids; all zeros: the ref must not exist).
+pub fn old_value_reason(old: &str, current: Option<&str>) -> &'static str {
+    let null = |h: &str| h.bytes().all(|b| b == b'0');
+    match current {
+        None => "reference does not exist",
+        Some(_) if null(old) => "reference already exists",
+        Some(_) => "incorrect old value provided",
+    }
+}
+
+/// Each of git's rejections that `reasons` (ref, the reason [`old_value_reason`] gives)
+/// names must come with that reason: [`Check::ErrorClass`] when one does not.
+pub fn compare_reasons(git: &[Rejection], reasons: &[(String, &'static str)]) -> Option<Mismatch> {
+    let (r, want) = git.iter().find_map(|r| {
+        let (_, want) = reasons.iter().find(|(n, _)| *n == r.refname)?;
+        (r.reason != *want).then_some((r, want))
+    })?;
+    Some(Mismatch {
+        check: Check::ErrorClass,
+        class: "rejection reason mismatch",
+        detail: format!(
+            "--batch-updates: git rejected {} for {:?} ({}); its old id alone is wrong: {want:?}",
+            r.refname, r.reason, r.detail
+        ),
+    })
 }
 
 /// The rejections of git, ours and the model (refs and faults) compared: the same refs
@@ -145,6 +178,14 @@ mod tests {
     use super::*;
     use crate::model::Fault;
 
+    #[test]
+    fn old_value_reasons_follow_the_ref_and_the_expectation() {
+        let (null, a, b) = ("0000", "aaaa", "bbbb");
+        assert_eq!(old_value_reason(a, None), "reference does not exist");
+        assert_eq!(old_value_reason(null, Some(b)), "reference already exists");
+        assert_eq!(old_value_reason(a, Some(b)), "incorrect old value provided");
+    }
+
     const OUT: &str = "rejected refs/heads/t 4b82 (null) invalid new value provided\n\
                        rejected refs/heads/main 4443 4443 incorrect old value provided\n\
                        rejected refs/heads/x/y 5044 0000 refname conflict\n";
@@ -194,6 +235,13 @@ mod tests {
         let mut m = model();
         m[0].1 = [Fault::OldValue].into_iter().collect();
         let f = compare_rejections(&g, &g, &m).expect("diverges");
+        assert_eq!(f.check, Check::ErrorClass);
+        let exact = |reason: &'static str| vec![("refs/heads/main".to_string(), reason)];
+        assert_eq!(
+            compare_reasons(&g, &exact("incorrect old value provided")),
+            None
+        );
+        let f = compare_reasons(&g, &exact("reference already exists")).expect("diverges");
         assert_eq!(f.check, Check::ErrorClass);
         let unknown = OUT.replace("refname conflict", "something new");
         let g = git_rejections(&unknown, "", false);

@@ -6,12 +6,14 @@
 
 use super::steps::Outcomes;
 use crate::finding::divergence::Check;
-use crate::generated::batch::{compare_rejections, git_rejections, Rejection};
+use crate::generated::batch::{
+    compare_reasons, compare_rejections, git_rejections, old_value_reason, Rejection,
+};
 use crate::generated::executor::Executor;
 use crate::generated::ours;
 use crate::git::driver::BASE_TIME;
 use crate::git::version::GitVersion;
-use crate::ops::{Op, Update};
+use crate::ops::{Op, Update, Value};
 use crate::setup::pool::PoolObjects;
 
 impl Executor<'_> {
@@ -64,6 +66,7 @@ impl Executor<'_> {
                 .into_iter()
                 .map(|(i, r)| Rejection {
                     refname: updates[i].refname.clone(),
+                    reason: String::new(),
                     class: r.class,
                     classes: &[],
                     detail: r.message,
@@ -74,7 +77,10 @@ impl Executor<'_> {
                 .map(|(i, f)| (updates[*i].refname.clone(), *f))
                 .collect();
             self.count(Check::Verdict);
-            if let Some(m) = compare_rejections(&git_said, &ours_said, &model_said) {
+            let reasons = self.old_value_reasons(updates, &model_said);
+            let mismatch = compare_rejections(&git_said, &ours_said, &model_said)
+                .or_else(|| compare_reasons(&git_said, &reasons));
+            if let Some(m) = mismatch {
                 self.diverge(m.check, m.class, m.detail);
                 return None;
             }
@@ -92,6 +98,36 @@ impl Executor<'_> {
             self.twin_apply(&passed, message);
         }
         Some((git_res, ours_res, Some(model_res)))
+    }
+
+    /// The reasons git must give for the rejected updates whose only fault is their old id,
+    /// where the update is plain: an old id, the ref absent or holding an id in the model
+    /// before the batch ([`old_value_reason`]).
+    fn old_value_reasons(
+        &self,
+        updates: &[Update],
+        rejected: &[(String, crate::model::Faults)],
+    ) -> Vec<(String, &'static str)> {
+        use crate::model::{Fault, MValue};
+        let mut out = Vec::new();
+        for (name, faults) in rejected {
+            if !faults.iter().eq([Fault::OldValue]) {
+                continue;
+            }
+            let Some(u) = updates.iter().find(|u| u.refname == *name) else {
+                continue;
+            };
+            let Some(Value::Oid(old)) = &u.old else {
+                continue;
+            };
+            let current = match self.model.refs.get(name) {
+                None => None,
+                Some(MValue::Oid(id)) => Some(id.to_string()),
+                Some(MValue::Symref(_)) => continue,
+            };
+            out.push((name.clone(), old_value_reason(old, current.as_deref())));
+        }
+        out
     }
 
     /// How many entries `HEAD`'s reflog has in git's stack, those with both ids null (which

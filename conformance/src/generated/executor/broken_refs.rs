@@ -4,7 +4,8 @@
 //! a bug or another implementation can). `for-each-ref` must list what it listed before
 //! and the ref to the missing object (its id needs no object), leave the other two out
 //! with a warning each; asked for what the missing object peels to, it must refuse with
-//! "missing object" (every git from 2.45 on does; none may crash).
+//! "missing object" (every git from 2.45 on does; none may crash). Before that last
+//! command, `refs verify` over them (`broken_refs_verified.rs`).
 
 use reftable::{ObjectId, RefRecord, RefValue, Stack, StackOptions};
 
@@ -13,7 +14,7 @@ use crate::git::driver::Exit;
 
 /// The planted refs' names, in key order: the ref to the missing object last, so that
 /// a command that stops at it has passed the other two.
-const NULL: &str = "refs/gate-probe/null";
+pub(super) const NULL: &str = "refs/gate-probe/null";
 const BAD_NAME: &str = "refs/gate-probe/two..dots";
 const MISSING: &str = "refs/gate-probe/zz-missing";
 
@@ -21,6 +22,7 @@ impl Executor<'_> {
     /// The check described in the module docs; `expect` is git's listing of its refs.
     pub(super) fn check_broken_refs(&self, expect: &[String]) -> Result<(), String> {
         let scratch = self.copy_of_git_repo()?;
+        let verified_before = self.verify_refs(scratch.path());
         let stack_dir = scratch.path().join(".git/reftable");
         let mut opts = StackOptions {
             auto_compaction: false,
@@ -70,6 +72,8 @@ impl Executor<'_> {
             ));
         }
         self.broken_refs_iterated(scratch.path(), &missing)?;
+        // Before the dereferencing below, which master's double free stops.
+        self.check_broken_refs_verified(scratch.path(), &mut stack, verified_before)?;
         let peeled = ["for-each-ref", "--format=%(refname) %(*objectname)"];
         let out = self.env.git.run(scratch.path(), &peeled, "", self.tick);
         let refused = format!("fatal: missing object {missing} for {MISSING}");
@@ -90,7 +94,8 @@ impl Executor<'_> {
 impl Executor<'_> {
     /// Two more commands that iterate over broken refs: `show-ref` stops at the first of
     /// them (the null one); `rev-parse --all` prints the null id for the null and the
-    /// misnamed ref and the missing id, one after the other in ref order.
+    /// misnamed ref and the missing id, one after the other in ref order, and leaves them
+    /// out without ref paranoia.
     fn broken_refs_iterated(
         &self,
         repo: &std::path::Path,
@@ -117,6 +122,37 @@ impl Executor<'_> {
                 "rev-parse --all with broken refs planted: {:?}, {:?}; no {run:?} in its output",
                 out.exit,
                 out.stderr.trim()
+            ));
+        }
+        self.broken_refs_without_paranoia(repo, missing)
+    }
+
+    /// `rev-parse --all` with `GIT_REF_PARANOIA=0` (on by default since 2.36): iteration
+    /// then leaves every broken ref out, saying so only of the one whose object is missing.
+    fn broken_refs_without_paranoia(
+        &self,
+        repo: &std::path::Path,
+        missing: &ObjectId,
+    ) -> Result<(), String> {
+        let mut c = self.env.git.command(repo, self.tick);
+        c.env("GIT_REF_PARANOIA", "0");
+        let out = self
+            .env
+            .git
+            .run_command(&mut c, &["rev-parse", "--all"], "");
+        let null = ObjectId::null(self.hash).to_string();
+        let said = format!("error: {MISSING} does not point to a valid object!");
+        let listed_broken = out
+            .stdout
+            .lines()
+            .any(|l| l == null || l == missing.to_string());
+        if !out.exit.success() || listed_broken || !out.stderr.lines().any(|l| l == said) {
+            return Err(format!(
+                "rev-parse --all with GIT_REF_PARANOIA=0 and broken refs planted: {:?}, {:?}; \
+                 {} the broken refs",
+                out.exit,
+                out.stderr.trim(),
+                if listed_broken { "listed" } else { "left out" }
             ));
         }
         Ok(())

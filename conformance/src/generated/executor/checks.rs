@@ -352,6 +352,18 @@ impl Executor<'_> {
         if self.failed_at_end(step_end, Check::GitProbes, "stash", stash) {
             return self.result;
         }
+        let objs = self.check_obj_heavy();
+        if self.failed_at_end(step_end, Check::GitProbes, "obj-heavy table", objs) {
+            return self.result;
+        }
+        let expired = self.check_unreachable_expiry();
+        if self.failed_at_end(step_end, Check::GitProbes, "unreachable expiry", expired) {
+            return self.result;
+        }
+        let migrated = self.check_migrated_to_files();
+        if self.failed_at_end(step_end, Check::GitProbes, "migrated to files", migrated) {
+            return self.result;
+        }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);

@@ -5,18 +5,22 @@
 
 mod batch;
 mod broken_refs;
+mod broken_refs_verified;
 mod checks;
 mod config_limits;
 mod coprocs;
 mod expiry;
 mod filtered;
 mod lookups;
+mod obj_heavy;
 mod quarantine;
 mod reads;
 mod ref_hook;
 mod stash;
 mod steps;
 mod table_names;
+mod to_files;
+mod unreachable_probe;
 mod worktree;
 mod wt_setup;
 
