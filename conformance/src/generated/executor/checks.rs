@@ -64,6 +64,9 @@ fn block_at(bytes: &[u8], at: usize) -> String {
     "footer".into()
 }
 
+/// An end-of-case probe of `E` (the executor): what went wrong, if anything.
+type Probe<E> = fn(&E) -> Result<(), String>;
+
 impl Executor<'_> {
     /// The checks after a step, in order; the first that fails ends them.
     pub(crate) fn check_state(&mut self) {
@@ -335,40 +338,28 @@ impl Executor<'_> {
             return self.result;
         }
         self.count(Check::GitProbes);
-        let hook = self.check_ref_hook();
-        if self.failed_at_end(
-            step_end,
-            Check::GitProbes,
-            "reference-transaction hook",
-            hook,
-        ) {
-            return self.result;
-        }
-        let quarantined = self.check_quarantine();
-        if self.failed_at_end(step_end, Check::GitProbes, "quarantine", quarantined) {
-            return self.result;
-        }
-        let stash = self.check_stash();
-        if self.failed_at_end(step_end, Check::GitProbes, "stash", stash) {
-            return self.result;
-        }
-        let objs = self.check_obj_heavy();
-        if self.failed_at_end(step_end, Check::GitProbes, "obj-heavy table", objs) {
-            return self.result;
-        }
-        let expired = self.check_unreachable_expiry();
-        if self.failed_at_end(step_end, Check::GitProbes, "unreachable expiry", expired) {
-            return self.result;
-        }
-        let migrated = self.check_migrated_to_files();
-        if self.failed_at_end(step_end, Check::GitProbes, "migrated to files", migrated) {
-            return self.result;
+        for (class, probe) in Self::GIT_PROBES {
+            let r = probe(&self);
+            if self.failed_at_end(step_end, Check::GitProbes, class, r) {
+                return self.result;
+            }
         }
         // Last, so that a git that lists them wrongly still has every other check made.
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);
         self.result
     }
+
+    /// The probes of [`Check::GitProbes`], each on a copy of git's repository, with the
+    /// class a failure is reported under, in the order they run.
+    const GIT_PROBES: [(&'static str, Probe<Self>); 6] = [
+        ("reference-transaction hook", Self::check_ref_hook),
+        ("quarantine", Self::check_quarantine),
+        ("stash", Self::check_stash),
+        ("obj-heavy table", Self::check_obj_heavy),
+        ("unreachable expiry", Self::check_unreachable_expiry),
+        ("migrated to files", Self::check_migrated_to_files),
+    ];
 
     /// A scratch copy of git's repository (its `.git`), for the end-of-case probes that
     /// change what they look at.
