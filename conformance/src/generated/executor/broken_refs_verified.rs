@@ -14,31 +14,14 @@ use crate::git::driver::Exit;
 use crate::git::version::GitVersion;
 
 use super::broken_refs::NULL;
+use super::reads::Verified;
 
 /// A symref to a name with a component starting with a dot, and its target.
 const SYM_REFUSED: (&str, &str) = ("refs/gate-probe/sym-bad", "refs/gate-probe/..bad");
 /// A symref to a well-formed name outside `refs/` and `worktrees/`, and its target.
 const SYM_OUTSIDE: (&str, &str) = ("refs/gate-probe/sym-out", "gate-probe/out");
 
-/// What `refs verify` said: its exit and the lines of its standard error.
-pub(super) struct Verified {
-    exit: Exit,
-    lines: Vec<String>,
-}
-
 impl Executor<'_> {
-    /// `git refs verify` in `repo`, `None` for a git without it (before 2.47).
-    pub(super) fn verify_refs(&self, repo: &std::path::Path) -> Option<Verified> {
-        if !self.env.profile.features.refs_verify {
-            return None;
-        }
-        let out = self.env.git.run(repo, &["refs", "verify"], "", self.tick);
-        Some(Verified {
-            exit: out.exit,
-            lines: out.stderr.lines().map(str::to_string).collect(),
-        })
-    }
-
     /// The check described in the module docs; `before` is `refs verify` on the copy
     /// before any ref was planted, `stack` our handle on its stack (which already holds the
     /// first broken refs).

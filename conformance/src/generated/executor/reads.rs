@@ -116,15 +116,34 @@ impl Executor<'_> {
     /// refs/heads/ as an error), so the gate compares it between two stacks with the same
     /// refs rather than with an answer of its own; only a crash or hang is wrong by itself.
     pub(super) fn refs_verify(&self, repo: &std::path::Path) -> Result<Option<String>, String> {
-        if !self.env.profile.features.refs_verify {
+        let Some(v) = self.verify_refs(repo) else {
             return Ok(None);
-        }
-        let out = self.env.git.run(repo, &["refs", "verify"], "", self.tick);
-        let said = format!("{:?}: {}", out.exit, out.stderr.trim());
-        match out.exit {
+        };
+        let said = format!("{:?}: {}", v.exit, v.lines.join("\n").trim());
+        match v.exit {
             crate::git::driver::Exit::Code(_) => Ok(Some(said)),
             _ => Err(format!("git refs verify: {said}")),
         }
+    }
+}
+
+/// What `refs verify` said: its exit and the lines of its standard error.
+pub(super) struct Verified {
+    pub(super) exit: crate::git::driver::Exit,
+    pub(super) lines: Vec<String>,
+}
+
+impl Executor<'_> {
+    /// `git refs verify` in `repo`, `None` for a git without it (before 2.47).
+    pub(super) fn verify_refs(&self, repo: &std::path::Path) -> Option<Verified> {
+        if !self.env.profile.features.refs_verify {
+            return None;
+        }
+        let out = self.env.git.run(repo, &["refs", "verify"], "", self.tick);
+        Some(Verified {
+            exit: out.exit,
+            lines: out.stderr.lines().map(str::to_string).collect(),
+        })
     }
 }
 
