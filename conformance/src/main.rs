@@ -369,6 +369,9 @@ fn say_concurrent(r: &ConcurrentReport, out: &CiTargets) {
     if let Some(d) = &r.finding_dir {
         out.say(&format!("  written to {d}"));
     }
+    for why in &r.not_forced {
+        out.say(&format!("  not forced on git {}: {why}", r.version));
+    }
     out.say(&r.line());
 }
 

@@ -1,5 +1,6 @@
 //! The concurrent mode against the test git: git's and our writer processes on one
-//! repository, with compaction and reflog expiry from both, lose nothing; and (in a
+//! repository, with compaction and reflog expiry from both, lose nothing, and git does what
+//! the forced orders after the round require; and (in a
 //! test-hooks build, `ci/test-hooks.sh`) a planted lost update of ours is caught, minimized
 //! and written with its interleaving and a serial replay.
 
@@ -40,6 +41,13 @@ fn git_and_our_writers_lose_nothing() {
         "samples {:?}",
         r.samples
     );
+    // The forced orders run after the round: where strace is (`.ci/run` installs it), each
+    // is forced on the test git, which does what each one requires.
+    if conformance::faults::strace::available() {
+        assert_eq!(r.forced.len(), 3, "{}", r.markdown());
+    } else {
+        assert_eq!(r.not_forced.len(), 1, "{}", r.markdown());
+    }
 }
 
 #[cfg(reftable_test_hooks)]

@@ -11,6 +11,10 @@
 //! - `for-each-ref`, `for-each-ref-no-sort`: listing `n` packed refs;
 //! - `show-ref-verify`: `show-ref --verify` of `n` names in one process;
 //! - `auto-compaction`: `n` single-ref `update-ref` processes with auto-compaction on;
+//! - `transactions`: `n` single-ref transactions in one `update-ref --stdin` process
+//!   (`start`, `create`, `commit` each), auto-compaction on: the work of a transaction
+//!   without a process's start-up around it (a stack reloaded once more per transaction
+//!   shows here and nowhere else);
 //! - `p1401`: create `n` tags, delete them, create them again (the last one measured);
 //! - `migrate-to-reftable`, `migrate-to-files`: `git refs migrate` of `n` refs, without
 //!   reflogs (gits that have the command; 2.46 and 2.47 refuse to migrate reflogs).
@@ -40,6 +44,8 @@ pub enum GitScenario {
     ShowRefVerify,
     /// `n` one-ref transactions, auto-compaction on.
     AutoCompaction,
+    /// `n` one-ref transactions in one process, auto-compaction on.
+    Transactions,
     /// p1401: re-create `n` deleted tags.
     P1401,
     /// `git refs migrate --ref-format=reftable` of `n` refs.
@@ -50,7 +56,7 @@ pub enum GitScenario {
 
 impl GitScenario {
     /// Every scenario, in report order.
-    pub const ALL: [GitScenario; 10] = [
+    pub const ALL: [GitScenario; 11] = [
         GitScenario::CreateTags,
         GitScenario::CreateHeads,
         GitScenario::CreatePreexisting,
@@ -58,6 +64,7 @@ impl GitScenario {
         GitScenario::ForEachRefNoSort,
         GitScenario::ShowRefVerify,
         GitScenario::AutoCompaction,
+        GitScenario::Transactions,
         GitScenario::P1401,
         GitScenario::MigrateToReftable,
         GitScenario::MigrateToFiles,
@@ -73,6 +80,7 @@ impl GitScenario {
             GitScenario::ForEachRefNoSort => "for-each-ref-no-sort",
             GitScenario::ShowRefVerify => "show-ref-verify",
             GitScenario::AutoCompaction => "auto-compaction",
+            GitScenario::Transactions => "transactions",
             GitScenario::P1401 => "p1401",
             GitScenario::MigrateToReftable => "migrate-to-reftable",
             GitScenario::MigrateToFiles => "migrate-to-files",
@@ -294,6 +302,13 @@ fn run_once(git: &Git, scenario: GitScenario, n: usize, tool: Tool) -> Result<Sy
             }
             sum
         }
+        GitScenario::Transactions => {
+            let mut script = String::new();
+            for name in names("refs/heads/s-", n) {
+                script.push_str(&format!("start\ncreate {name} {commit}\ncommit\n"));
+            }
+            traced(&["update-ref", "--stdin"], script.as_bytes())?
+        }
         GitScenario::P1401 => {
             let (tree, _) = git.run(&repo, &["hash-object", "-w", "--stdin"], b"foo\n")?;
             let blob = String::from_utf8_lossy(&tree).trim().to_string();
@@ -455,7 +470,10 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
         let dir = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "temp dir"))?;
         // The files-backend side of the migrations: `.git` beside the stack.
         let files = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "temp dir"))?;
-        let auto = scenario == GitScenario::AutoCompaction;
+        let auto = matches!(
+            scenario,
+            GitScenario::AutoCompaction | GitScenario::Transactions
+        );
         let mut db = RefDb::open(
             dir.path(),
             RefDbOptions {
@@ -532,7 +550,7 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
                     db.read_ref(format!("refs/heads/f-{i:06}").as_bytes())?;
                 }
             }
-            GitScenario::AutoCompaction => {
+            GitScenario::AutoCompaction | GitScenario::Transactions => {
                 for i in 0..n {
                     let u = RefUpdate::create(format!("refs/heads/c-{i:06}"), commit);
                     db.transaction(&[u], &me, &AssumeCommits)?;

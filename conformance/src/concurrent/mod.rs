@@ -33,6 +33,7 @@ mod evidence;
 mod finding;
 mod finding_dir;
 mod fingerprint;
+mod forced;
 mod minimize;
 mod report;
 mod spec;
@@ -71,6 +72,21 @@ fn class_to_minimize(findings: &[crate::finding::divergence::Finding]) -> Option
 /// Run `cfg` against the git of `env`; a finding no known git defect explains is minimized
 /// (when asked) and written.
 pub fn run_concurrent(
+    env: &Env,
+    known: &ExpectedSet,
+    cfg: &ConcurrentConfig,
+) -> Result<ConcurrentReport, String> {
+    let mut report = random_round(env, known, cfg)?;
+    let mut forced = forced::run_forced(env);
+    attribute(env, known, &mut forced.findings);
+    report.findings.extend(forced.findings);
+    report.forced = forced.forced.iter().map(|s| s.to_string()).collect();
+    report.not_forced = forced.not_forced;
+    Ok(report)
+}
+
+/// The random round of [`run_concurrent`], its finding minimized and written.
+fn random_round(
     env: &Env,
     known: &ExpectedSet,
     cfg: &ConcurrentConfig,

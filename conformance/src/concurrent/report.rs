@@ -41,6 +41,10 @@ pub struct ConcurrentReport {
     pub minimized: Option<String>,
     /// Where the finding was written.
     pub finding_dir: Option<String>,
+    /// The forced orders of events that ran (see `forced.rs`).
+    pub forced: Vec<String>,
+    /// Those that could not be forced on this git, and why.
+    pub not_forced: Vec<String>,
 }
 
 impl ConcurrentReport {
@@ -48,7 +52,7 @@ impl ConcurrentReport {
     pub fn line(&self) -> String {
         let [g, o] = self.transactions;
         format!(
-            "concurrent: git {} seed {}: {} git + {} our writers × {} transactions in {:.1} s; git {} acknowledged / {} refused, ours {} / {}; maintenance git {}/{}, ours {}/{}; {} + {} samples; {} tables, update index {}; {} unexpected findings, {} from known git defects",
+            "concurrent: git {} seed {}: {} git + {} our writers × {} transactions in {:.1} s; git {} acknowledged / {} refused, ours {} / {}; maintenance git {}/{}, ours {}/{}; {} + {} samples; {} tables, update index {}; {} forced orders of {}; {} unexpected findings, {} from known git defects",
             self.version,
             self.seed,
             self.writers[0],
@@ -67,6 +71,8 @@ impl ConcurrentReport {
             self.samples[1],
             self.final_tables,
             self.final_update_index,
+            self.forced.len(),
+            self.forced.len() + self.not_forced.len(),
             self.unexpected(),
             self.findings.len() - self.unexpected()
         )
@@ -86,6 +92,12 @@ impl ConcurrentReport {
                 .map(|(k, n)| format!("{k} {n}"))
                 .collect();
             s.push_str(&format!("Refusals by cause: {}.\n\n", r.join(", ")));
+        }
+        if !self.forced.is_empty() {
+            s.push_str(&format!("Forced orders: {}.\n\n", self.forced.join(", ")));
+        }
+        for why in &self.not_forced {
+            s.push_str(&format!("- not forced: {why}\n"));
         }
         for f in &self.findings {
             let known = f

@@ -73,8 +73,7 @@ pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
                 }) => {
                     a.push("--".into());
                     a.extend(short_write_wrapper(*limit));
-                    a.push(cmd.get_program().to_string_lossy().into_owned());
-                    a.extend(cmd.get_args().map(|s| s.to_string_lossy().into_owned()));
+                    a.extend(program_and_args(cmd));
                     return a;
                 }
                 Some(f) => a.extend(["-e".into(), format!("inject={}", f.inject_arg())]),
@@ -88,9 +87,33 @@ pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
         }
     }
     a.push("--".into());
-    a.push(cmd.get_program().to_string_lossy().into_owned());
-    a.extend(cmd.get_args().map(|s| s.to_string_lossy().into_owned()));
+    a.extend(program_and_args(cmd));
     a
+}
+
+/// `cmd`'s program and arguments, for the end of a strace command line.
+pub fn program_and_args(cmd: &Command) -> impl Iterator<Item = String> + '_ {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|s| s.to_string_lossy().into_owned())
+}
+
+/// strace with `args` (which end with `cmd`'s program and arguments), in `cmd`'s
+/// environment (which must be complete, as [`crate::git::driver::Git::command`]'s is) and
+/// directory.
+pub fn under_strace(cmd: &Command, args: Vec<String>) -> Command {
+    let mut c = Command::new("strace");
+    c.args(args);
+    c.env_clear();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        c.current_dir(d);
+    }
+    c
 }
 
 /// Run `cmd` (program, arguments, environment and directory as prepared; the environment
@@ -106,17 +129,7 @@ pub fn run(
     let file = |name: &str| scratch.join(name);
     let io = |e: std::io::Error| format!("{}: {e}", scratch.display());
     std::fs::write(file("stdin"), stdin).map_err(io)?;
-    let mut c = Command::new("strace");
-    c.args(strace_args(cmd, how, &file("trace")));
-    c.env_clear();
-    for (k, v) in cmd.get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    if let Some(d) = cmd.get_current_dir() {
-        c.current_dir(d);
-    }
+    let mut c = under_strace(cmd, strace_args(cmd, how, &file("trace")));
     c.stdin(std::fs::File::open(file("stdin")).map_err(io)?);
     let cannot = |e: std::io::Error| format!("cannot run strace: {e}");
     let read = |name: &str| std::fs::read_to_string(file(name)).unwrap_or_default();

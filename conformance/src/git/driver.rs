@@ -404,17 +404,38 @@ fn kill_group(pgid: u32) {
 /// group of its own, the command does not get the terminal's Ctrl-C: it runs to its end or
 /// its timeout when the caller is interrupted.)
 pub fn run_in_group(c: &mut Command, timeout: Duration) -> std::io::Result<Exit> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        c.process_group(0);
+    Ok(Group::spawn(c)?.wait(timeout))
+}
+
+/// A command started as the leader of a process group of its own, as [`run_in_group`] runs
+/// one, for a caller that does something else before it waits: it then waits as
+/// [`run_in_group`] does, killing the whole group after the timeout.
+pub struct Group(Child);
+
+impl Group {
+    /// Start `c` (its standard streams as the caller set them) in a group of its own.
+    pub fn spawn(c: &mut Command) -> std::io::Result<Group> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            c.process_group(0);
+        }
+        Ok(Group(c.spawn()?))
     }
-    let mut child = c.spawn()?;
-    let pgid = child.id();
-    let (exit, ()) = with_deadline_killing(&mut child, timeout, kill_group, |_| ());
-    // The group outlives its leader while a member runs; then its id cannot be reused.
-    kill_group(pgid);
-    Ok(exit)
+
+    /// Whether its leader has exited.
+    pub fn exited(&mut self) -> bool {
+        !matches!(self.0.try_wait(), Ok(None))
+    }
+
+    /// Wait for the leader, killing the group after `timeout`; then kill what is left of it.
+    pub fn wait(mut self, timeout: Duration) -> Exit {
+        let pgid = self.0.id();
+        let (exit, ()) = with_deadline_killing(&mut self.0, timeout, kill_group, |_| ());
+        // The group outlives its leader while a member runs; then its id cannot be reused.
+        kill_group(pgid);
+        exit
+    }
 }
 
 /// [`run_in_group`] with the command's standard output and error read through pipes (what a
