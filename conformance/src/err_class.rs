@@ -30,9 +30,9 @@ pub enum ErrClass {
     NoReflog,
     /// A record too large for the table's block size.
     EntryTooLarge,
-    /// `git branch -m/-c` of a branch that does not exist.
+    /// `git branch -m/-c` of a branch that does not exist (`git refs rename`: of a ref).
     NoBranch,
-    /// `git branch -m/-c` onto an existing branch without force.
+    /// `git branch -m/-c` onto an existing branch without force (`git refs rename`: ref).
     BranchExists,
     /// `git branch -m/-c` of a symref (the backend cannot move one).
     SymrefNotMovable,

@@ -244,6 +244,12 @@ pub enum Op {
         /// `-M` / `-C`: overwrite an existing branch.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         force: bool,
+        /// `git refs rename [--message=<this>] refs/heads/<old> refs/heads/<new>` (git master
+        /// after 2.55) in place of `git branch -m`: the same backend rename without the
+        /// branch command's checks and without pointing `HEAD` at the new name; no
+        /// `--message` when empty.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refs_rename: Option<String>,
     },
 }
 
@@ -336,6 +342,10 @@ impl Op {
             Op::PackRefs { auto: false } => "pack-refs",
             Op::PackRefs { auto: true } => "pack-refs --auto",
             Op::Orphan { .. } => "checkout -l --orphan",
+            Op::Branch {
+                refs_rename: Some(_),
+                ..
+            } => "refs rename",
             Op::Branch { copy: false, .. } => "branch -m/-M",
             Op::Branch { copy: true, .. } => "branch -c/-C",
         }
@@ -422,8 +432,15 @@ impl Op {
             Op::Branch {
                 old,
                 new,
+                refs_rename: Some(m),
+                ..
+            } => format!("refs rename --message={m:?} refs/heads/{old} refs/heads/{new}"),
+            Op::Branch {
+                old,
+                new,
                 copy,
                 force,
+                ..
             } => format!("branch {} {old} {new}", Op::branch_flag(*copy, *force)),
         }
     }

@@ -571,9 +571,18 @@ impl Model {
     /// reftable backend's rename or copy (the new ref gets the old value; its reflog two
     /// fresh entries for a rename, one for a copy, over the old reflog, which a rename
     /// removes; a rename of `HEAD`'s branch logs to `HEAD` too), then for a rename of
-    /// `HEAD`'s branch the symref update that points `HEAD` at `new`. An existing `new`
-    /// is overwritten (`-M` / `-C`); its own reflog is assumed absent.
-    pub fn move_branch(&mut self, old: &str, new: &str, copy: bool, message: &str, time: u64) {
+    /// `HEAD`'s branch, with `follow_head` (`git branch`, not `git refs rename`), the symref
+    /// update that points `HEAD` at `new`. An existing `new` is overwritten (`-M` / `-C`);
+    /// its own reflog is assumed absent.
+    pub fn move_branch(
+        &mut self,
+        old: &str,
+        new: &str,
+        copy: bool,
+        follow_head: bool,
+        message: &str,
+        time: u64,
+    ) {
         let Some(value) = self.refs.get(old).cloned() else {
             return;
         };
@@ -606,6 +615,9 @@ impl Model {
                 .entry("HEAD".into())
                 .or_default()
                 .insert(0, entry(id, null));
+            if !follow_head {
+                return;
+            }
             // The symref update: HEAD dangled (its branch is gone), so its entry starts from
             // the null id; HEAD has a reflog now, so it is logged whatever the config.
             self.refs
@@ -708,6 +720,34 @@ mod tests {
             new: id(new),
             message: b"m\n".to_vec(),
             time: 1,
+        }
+    }
+
+    /// A rename of `HEAD`'s branch logs to `HEAD` (the backend does), and only `git branch`
+    /// then points `HEAD` at the new name; after `git refs rename` it names the old one.
+    #[test]
+    fn head_follows_a_renamed_branch_only_for_git_branch() {
+        for follow_head in [true, false] {
+            let mut m = Model::new(id(0), LogRefsOpt::True, 4096);
+            m.refs.insert("refs/heads/a".into(), MValue::Oid(id(1)));
+            m.refs
+                .insert("HEAD".into(), MValue::Symref("refs/heads/a".into()));
+            m.move_branch("refs/heads/a", "refs/heads/b", false, follow_head, "mv", 5);
+            let head = if follow_head {
+                "refs/heads/b"
+            } else {
+                "refs/heads/a"
+            };
+            assert_eq!(m.refs["HEAD"], MValue::Symref(head.into()));
+            assert_eq!(m.refs["refs/heads/b"], MValue::Oid(id(1)));
+            assert!(!m.refs.contains_key("refs/heads/a"));
+            let logged: Vec<(ObjectId, ObjectId)> =
+                m.logs["HEAD"].iter().map(|e| (e.old, e.new)).collect();
+            let mut want = vec![(id(1), id(0))];
+            if follow_head {
+                want.insert(0, (id(0), id(1)));
+            }
+            assert_eq!(logged, want, "follow_head {follow_head}");
         }
     }
 

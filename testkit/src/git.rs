@@ -24,12 +24,27 @@ pub fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("git"))
 }
 
+/// The sanitizers' settings a git built with `SANITIZE=...` reads, kept in a hermetic
+/// environment: they change how a sanitizer reports, not what git does.
+const SANITIZER_OPTIONS: [&str; 4] = [
+    "ASAN_OPTIONS",
+    "LSAN_OPTIONS",
+    "UBSAN_OPTIONS",
+    "MSAN_OPTIONS",
+];
+
 /// Set `c` up to run git hermetically in `dir` at `date` (`<seconds> <±HHMM>`): the
-/// environment cleared but for `PATH`, `HOME` at `home`, no system or global config, fixed
-/// author and committer, `LC_ALL=C`, `TZ=UTC`.
+/// environment cleared but for `PATH` and the sanitizers' settings (`ASAN_OPTIONS`...),
+/// `HOME` at `home`, no system or global config, fixed author and committer, `LC_ALL=C`,
+/// `TZ=UTC`.
 pub fn hermetic(c: &mut Command, dir: &Path, home: &Path, date: &str) {
+    c.env_clear();
+    for name in SANITIZER_OPTIONS {
+        if let Some(v) = std::env::var_os(name) {
+            c.env(name, v);
+        }
+    }
     c.current_dir(dir)
-        .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("GIT_CONFIG_NOSYSTEM", "1")

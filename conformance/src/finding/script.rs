@@ -157,8 +157,23 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
         Op::Branch {
             old,
             new,
+            refs_rename: Some(message),
+            ..
+        } => {
+            let mut args = v(&["refs", "rename"]);
+            if !message.is_empty() {
+                args.push(format!("--message={message}"));
+            }
+            args.push(format!("refs/heads/{old}"));
+            args.push(format!("refs/heads/{new}"));
+            (args, None)
+        }
+        Op::Branch {
+            old,
+            new,
             copy,
             force,
+            ..
         } => (
             v(&["branch", Op::branch_flag(*copy, *force), old, new]),
             None,

@@ -63,10 +63,19 @@ pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
             profile.version
         ));
     }
-    let refs_writes = ops.iter().any(|op| matches!(op, Op::RefsCommand { .. }));
+    let refs_writes = ops.iter().any(|op| {
+        matches!(
+            op,
+            Op::RefsCommand { .. }
+                | Op::Branch {
+                    refs_rename: Some(_),
+                    ..
+                }
+        )
+    });
     if refs_writes && !profile.features.refs_writes {
         return Some(format!(
-            "the case uses git refs create/update/delete, which git {} lacks",
+            "the case uses git refs create/update/delete/rename, which git {} lacks",
             profile.version
         ));
     }

@@ -512,11 +512,21 @@ impl Resolver {
         {
             return None;
         }
+        // One plain rename in three through `git refs rename` where the git has it, now and
+        // then without a message.
+        let refs_rename = (self.refs_writes && !copy && !force && (a ^ b) % 3 == 0).then(|| {
+            if b % 4 == 0 {
+                String::new()
+            } else {
+                format!("refs rename of {old_short}")
+            }
+        });
         Some(Op::Branch {
             old: old_short,
             new: new_short,
             copy,
             force,
+            refs_rename,
         })
     }
 

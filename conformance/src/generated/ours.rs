@@ -142,8 +142,18 @@ pub fn apply(
         Op::Branch {
             old,
             new,
+            refs_rename: Some(message),
+            ..
+        } => {
+            let (oldref, newref) = (format!("refs/heads/{old}"), format!("refs/heads/{new}"));
+            refs_rename(db, &oldref, &newref, message, committer)
+        }
+        Op::Branch {
+            old,
+            new,
             copy,
             force,
+            ..
         } => {
             let (oldref, newref) = (format!("refs/heads/{old}"), format!("refs/heads/{new}"));
             let message = branch_message(&oldref, &newref, *copy);
@@ -435,6 +445,48 @@ pub(crate) fn branch(
             .map_err(|e| our_refusal(&e))?;
     }
     Ok(())
+}
+
+/// `git refs rename [--message=<message>] <old> <new>` (full names): the command's checks
+/// in its order (both names' format, `old` resolves, `new` does not), then the library's
+/// rename. `HEAD` stays as it is, even when it named `old`.
+pub(crate) fn refs_rename(
+    db: &mut RefDb,
+    old: &str,
+    new: &str,
+    message: &str,
+    committer: &Committer,
+) -> Result<(), Refused> {
+    if [old, new]
+        .iter()
+        .any(|n| !is_valid_refname(n.as_bytes(), false))
+    {
+        return Err(refused(
+            ErrClass::BadName,
+            "invalid ref format (git refs rename)",
+        ));
+    }
+    let exists = |n: &str| db.resolve(n.as_bytes()).ok().flatten().is_some();
+    if !exists(old) {
+        return Err(refused(
+            ErrClass::NoBranch,
+            "reference does not exist (git refs rename)",
+        ));
+    }
+    if exists(new) {
+        return Err(refused(
+            ErrClass::BranchExists,
+            "reference already exists (git refs rename)",
+        ));
+    }
+    db.rename_ref(
+        old.as_bytes(),
+        new.as_bytes(),
+        message.as_bytes(),
+        committer,
+    )
+    .map(drop)
+    .map_err(|e| our_refusal(&e))
 }
 
 /// `git reflog expire --expire=… --expire-unreachable=now|never` on the reflog `target`

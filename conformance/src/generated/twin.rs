@@ -84,9 +84,16 @@ impl Twin {
         Ok(())
     }
 
-    /// `git branch -m/-c` git accepted: libgit2's own rename (a copy is a create), then
-    /// `HEAD` follows a renamed branch it pointed at, as git's command does.
-    pub fn move_branch(&self, old: &str, new: &str, copy: bool) -> Result<(), String> {
+    /// `git branch -m/-c` git accepted: libgit2's own rename (a copy is a create), then, with
+    /// `follow_head` (`git branch`, not `git refs rename`), `HEAD` follows a renamed branch
+    /// it pointed at, as git's command does.
+    pub fn move_branch(
+        &self,
+        old: &str,
+        new: &str,
+        copy: bool,
+        follow_head: bool,
+    ) -> Result<(), String> {
         let e = |e: git2::Error| format!("libgit2: branch {old} -> {new}: {e}");
         let mut r = self.repo.find_reference(old).map_err(e)?;
         if copy {
@@ -96,11 +103,13 @@ impl Twin {
             self.repo.reference(new, id, true, "copy").map_err(e)?;
             return Ok(());
         }
-        let head_follows = matches!(self.read("HEAD"), Some(Value::Symref(t)) if t == old);
+        let was_head = matches!(self.read("HEAD"), Some(Value::Symref(t)) if t == old);
         r.rename(new, true, "rename").map_err(e)?;
-        if head_follows {
+        // libgit2's rename points HEAD at the new name itself; `git refs rename` does not.
+        if was_head {
+            let target = if follow_head { new } else { old };
             self.repo
-                .reference_symbolic("HEAD", new, true, "rename")
+                .reference_symbolic("HEAD", target, true, "rename")
                 .map_err(e)?;
         }
         Ok(())

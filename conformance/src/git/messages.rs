@@ -253,6 +253,19 @@ pub const WORDINGS: &[Wording] = &[
         versions: "*",
         origin: "branch.c validate_new_branchname",
     },
+    // `git refs rename`: the command's own checks before the backend's rename.
+    Wording {
+        class: NoBranch,
+        format: "reference does not exist: '%s'",
+        versions: "*",
+        origin: "builtin/refs.c cmd_refs_rename",
+    },
+    Wording {
+        class: BranchExists,
+        format: "reference already exists: '%s'",
+        versions: "*",
+        origin: "builtin/refs.c cmd_refs_rename",
+    },
     Wording {
         class: BadName,
         format: "'%s' is not a valid branch name",

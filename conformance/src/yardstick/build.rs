@@ -8,7 +8,8 @@
 //! `NO_TCLTK`; its `prefix` is in `GIT-PREFIX`). The copy is built with the same ones, and
 //! `GIT-CFLAGS`, `GIT-LDFLAGS` and `GIT-PREFIX` must come out as the checkout's: otherwise make would have rebuilt everything with other
 //! flags, and the run stops and says so. git's wrapper scripts (`bin-wrappers/`) name the
-//! directory they were made in; the copy's are pointed at the copy.
+//! directory they were made in; the copy's are pointed at the copy, and a checkout whose
+//! wrappers run another tree (one copied with `cp -a` after its build) is refused.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -58,10 +59,12 @@ impl Tree {
                 src.display()
             ));
         }
+        wrappers_run_own_git(&src)?;
         if !abs.exists() {
             copy_checkout(&src, &abs)?;
         }
         let dir = std::fs::canonicalize(&abs).map_err(|e| format!("{}: {e}", abs.display()))?;
+        wrappers_run_own_git(&dir)?;
         Ok(Tree {
             src,
             dir,
@@ -200,6 +203,35 @@ fn copy_checkout(src: &Path, dest: &Path) -> Result<(), String> {
     repoint_wrappers(src, &dest)
 }
 
+/// Refuse a tree (canonical path) whose `bin-wrappers/*` run another tree's git: a checkout
+/// copied with its wrappers still runs the tree it was copied from, and testing it would
+/// test that tree.
+fn wrappers_run_own_git(tree: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(tree.join("bin-wrappers")) else {
+        return Ok(());
+    };
+    let own = tree.display().to_string();
+    for e in entries.flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        if let Some(other) = wrapped_tree(&text).filter(|t| *t != own) {
+            return Err(format!(
+                "{own}/bin-wrappers/{} runs the git of {other}, not its own (a copied \
+                 checkout keeps the wrappers of the tree it was copied from): remake them \
+                 (`rm -r bin-wrappers && make ...` there) and run again",
+                e.file_name().to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tree a git wrapper script runs (its `GIT_EXEC_PATH='...'` line), if it says.
+fn wrapped_tree(text: &str) -> Option<&str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("GIT_EXEC_PATH='"))
+        .and_then(|rest| rest.strip_suffix('\''))
+}
+
 /// Rewrite `bin-wrappers/*` of `dest` (copied from `src`) to name `dest`.
 fn repoint_wrappers(src: &Path, dest: &Path) -> Result<(), String> {
     let Ok(entries) = std::fs::read_dir(dest.join("bin-wrappers")) else {
@@ -287,6 +319,17 @@ mod tests {
             w.contains(&t.dir.display().to_string()) && !w.contains(&format!("{}/", s.display()))
         );
         assert_eq!(t.program(), t.dir.join("bin-wrappers/git"));
+        // A wrapper that runs another tree's git (a copied checkout's) is refused.
+        let other = "#!/bin/sh\nGIT_EXEC_PATH='/elsewhere'\nexec \"/elsewhere/git\"\n";
+        std::fs::write(s.join("bin-wrappers/git"), other).unwrap();
+        let err = Tree::prepare(&s, &work.path().join("tree2"), "true".into(), "git").unwrap_err();
+        assert!(err.contains("runs the git of /elsewhere"), "{err}");
+        std::fs::write(
+            s.join("bin-wrappers/git"),
+            format!("GIT_EXEC_PATH='{}'\n", s.display()),
+        )
+        .unwrap();
+        assert!(Tree::prepare(&s, &work.path().join("tree3"), "true".into(), "git").is_ok());
         std::fs::write(t.dir.join("a.c"), "int y;\n").unwrap();
         assert!(t.restore("a.c").unwrap());
         assert!(!t.restore("a.c").unwrap());

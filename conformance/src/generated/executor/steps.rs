@@ -76,12 +76,7 @@ impl Executor<'_> {
             Op::ReflogDrop { refname } => self.run_reflog_drop(refname),
             Op::PackRefs { auto } => self.run_pack_refs(*auto),
             Op::MaintenancePackRefs => self.run_maintenance_pack_refs(),
-            Op::Branch {
-                old,
-                new,
-                copy,
-                force,
-            } => self.run_branch(old, new, *copy, *force),
+            Op::Branch { .. } => self.run_branch(op),
             Op::Orphan { branch } => self.run_orphan(op, branch),
         }
     }
@@ -130,42 +125,49 @@ impl Executor<'_> {
         Some((git_res, ours_res, Some(model_res)))
     }
 
-    /// `git branch -m/-M/-c/-C` against ours: the command's own checks (in its order), the
-    /// library's rename or copy, and for a rename of `HEAD`'s branch the symref update of
-    /// `HEAD` that follows it.
-    fn run_branch(&mut self, old: &str, new: &str, copy: bool, force: bool) -> Outcomes {
-        let op = Op::Branch {
-            old: old.into(),
-            new: new.into(),
+    /// `git branch -m/-M/-c/-C`, or `git refs rename` (`op`, an [`Op::Branch`]), against
+    /// ours: the command's own checks (in its order), the library's rename or copy, and for
+    /// `git branch`'s rename of `HEAD`'s branch the symref update of `HEAD` that follows it.
+    fn run_branch(&mut self, op: &Op) -> Outcomes {
+        let Op::Branch {
+            old,
+            new,
             copy,
             force,
+            refs_rename,
+        } = op
+        else {
+            return None;
         };
-        let git_res = self.git_command_verdict(&op)?;
+        let git_res = self.git_command_verdict(op)?;
         let oldref = format!("refs/heads/{old}");
         let newref = format!("refs/heads/{new}");
-        let message = ours::branch_message(&oldref, &newref, copy);
-        let names = ours::BranchNames {
-            old: &oldref,
-            new: &newref,
-        };
         let c = self.committer();
         let pool = &self.env.pool(self.hash).pool;
-        let ours_res = ours::branch(
-            &mut self.db,
-            names,
-            copy,
-            force,
-            &message,
-            &c,
-            &PoolObjects(pool),
-        );
+        let (ours_res, message) = match refs_rename {
+            Some(m) => (
+                ours::refs_rename(&mut self.db, &oldref, &newref, m, &c),
+                m.clone(),
+            ),
+            None => {
+                let message = ours::branch_message(&oldref, &newref, *copy);
+                let names = ours::BranchNames {
+                    old: &oldref,
+                    new: &newref,
+                };
+                let objects = PoolObjects(pool);
+                let r = ours::branch(&mut self.db, names, *copy, *force, &message, &c, &objects);
+                (r, message)
+            }
+        };
         if ours_res.is_ok() {
             let time = BASE_TIME + 60 * self.tick;
-            self.model
-                .move_branch(&oldref, &newref, copy, &message, time);
+            let follow_head = refs_rename.is_none();
+            let m = &mut self.model;
+            m.move_branch(&oldref, &newref, *copy, follow_head, &message, time);
             self.twin_changed = true;
             if let Some((_, twin)) = &self.twin {
-                if let Err(e) = twin.move_branch(&oldref, &newref, copy) {
+                if let Err(e) = twin.move_branch(&oldref, &newref, *copy, follow_head) {
                     self.retire_twin(e);
                 }
             }
