@@ -5,6 +5,7 @@
 //! check of a stack (filtered listings are in `filtered.rs`).
 
 use crate::finding::divergence::{Check, Divergence};
+use crate::git::driver::Exit;
 use crate::generated::executor::Executor;
 use crate::snapshot::Snapshot;
 
@@ -18,7 +19,7 @@ impl Executor<'_> {
     /// unless the entry after it (newer) created the ref, which ends the log there and leaves
     /// the current value (refs.c `read_ref_at`: the walk counts entries from the newest,
     /// keeps the caller's current value for a count of 0, and takes an entry's new id only
-    /// when the previous one has an old id). Only positions inside the reflog are asked for.
+    /// when the previous one has an old id); then one past the oldest entry of one reflog.
     pub(super) fn check_reflog_positions(&mut self, ours: &Snapshot, step: usize) -> bool {
         let mut args = vec!["rev-parse".to_string()];
         let mut expect = Vec::new();
@@ -43,6 +44,9 @@ impl Executor<'_> {
         }
         if expect.is_empty() {
             return true;
+        }
+        if !self.check_past_the_oldest(ours, step) {
+            return false;
         }
         self.count(Check::GitReflogs);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -74,6 +78,46 @@ impl Executor<'_> {
 }
 
 impl Executor<'_> {
+    /// `git rev-parse NAME@{n}` one entry past the oldest of the first reflog `log -g` is
+    /// compared on: git walks the whole log newest first (to its end, where the backend's
+    /// reverse iterator meets the next ref's log or the end of the stack), then answers the
+    /// oldest entry's old id, or, when that is null (the entry created the ref), dies saying
+    /// how many entries the log has (object-name.c `get_oid_basic`). False after reporting
+    /// a difference.
+    fn check_past_the_oldest(&mut self, ours: &Snapshot, step: usize) -> bool {
+        let Some(name) = self.reflog_names(ours).into_iter().next() else {
+            return true;
+        };
+        let log = &ours.logs[name];
+        let Some(oldest) = log.last() else {
+            return true;
+        };
+        let n = log.len();
+        let arg = format!("{name}@{{{n}}}");
+        let out = self.env.git.run(self.repo.path(), &["rev-parse", &arg], "", self.tick);
+        let (want_exit, want_out, want_err) = if oldest.old.bytes().all(|b| b == b'0') {
+            let died = format!("fatal: log for '{name}' only has {n} entries");
+            (Exit::Code(128), String::new(), died)
+        } else {
+            (Exit::Code(0), oldest.old.clone(), String::new())
+        };
+        let got = (out.exit, out.stdout.trim(), out.stderr.trim());
+        if got == (want_exit.clone(), want_out.as_str(), want_err.as_str()) {
+            return true;
+        }
+        self.result.divergences.push(Divergence {
+            step,
+            check: Check::GitReflogs,
+            class: "reflog position mismatch".into(),
+            detail: format!(
+                "git rev-parse {arg}, past the oldest entry: {got:?}; expected \
+                 {:?}",
+                (want_exit, want_out, want_err)
+            ),
+        });
+        false
+    }
+
     /// `git refs exists NAME` for the names of [`exists_probes`]: exit 0 for a name the
     /// model has a ref of (a symref too, dangling or not: the raw ref is read), 2 for one it
     /// has not (builtin/refs.c `cmd_refs_exists`). False after reporting a difference.
