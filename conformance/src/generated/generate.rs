@@ -901,10 +901,15 @@ impl Resolver {
     /// [`AUpdate::SymrefUpdate`]: `symref-update`, expecting the current value when `check`.
     fn symref_update(&self, n: u8, t: u8, check: bool, no_deref: bool, model: &Model) -> Update {
         let name = self.name(n);
-        let old = if check {
-            self.current(model, &name)
-        } else {
-            None
+        let old = match self.current(model, &name) {
+            // A no-deref update of a symref checks an object id (`oid <id>`), where it finds
+            // none: refused as a missing ref (the target is checked by `symref-delete` and
+            // `symref-verify`, and by updates that dereference).
+            Some(Value::Symref(_)) if check && no_deref => {
+                Some(Value::oid(&value_of(&self.pool, t)))
+            }
+            current if check => current,
+            _ => None,
         };
         Update {
             refname: name,
