@@ -110,6 +110,11 @@ pub struct Expected {
     /// wrong).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub implies: Vec<String>,
+    /// A defect only a git built with a sanitizer shows (`SANITIZE=address`: a write past
+    /// a buffer that an ordinary build survives silently). Its case is not replayed at
+    /// the start of a run, where an ordinary build would call it fixed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sanitizer: bool,
 }
 
 /// The loaded file.

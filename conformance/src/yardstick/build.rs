@@ -225,11 +225,14 @@ fn wrappers_run_own_git(tree: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The tree a git wrapper script runs (its `GIT_EXEC_PATH='...'` line), if it says.
+/// The tree a git wrapper script runs (its `GIT_EXEC_PATH='...'` line), if it says; the
+/// template the wrappers are made from (`@BUILD_DIR@`, which newer gits keep beside them)
+/// names none.
 fn wrapped_tree(text: &str) -> Option<&str> {
     text.lines()
         .find_map(|l| l.strip_prefix("GIT_EXEC_PATH='"))
         .and_then(|rest| rest.strip_suffix('\''))
+        .filter(|tree| !tree.starts_with('@'))
 }
 
 /// Rewrite `bin-wrappers/*` of `dest` (copied from `src`) to name `dest`.
@@ -324,6 +327,9 @@ mod tests {
         std::fs::write(s.join("bin-wrappers/git"), other).unwrap();
         let err = Tree::prepare(&s, &work.path().join("tree2"), "true".into(), "git").unwrap_err();
         assert!(err.contains("runs the git of /elsewhere"), "{err}");
+        // The template the wrappers are made from names no tree.
+        let template = "GIT_EXEC_PATH='@BUILD_DIR@'\n";
+        std::fs::write(s.join("bin-wrappers/wrap-for-bin.sh"), template).unwrap();
         std::fs::write(
             s.join("bin-wrappers/git"),
             format!("GIT_EXEC_PATH='{}'\n", s.display()),

@@ -5,8 +5,8 @@
 //! check of a stack (filtered listings are in `filtered.rs`).
 
 use crate::finding::divergence::{Check, Divergence};
-use crate::git::driver::Exit;
 use crate::generated::executor::Executor;
+use crate::git::driver::Exit;
 use crate::snapshot::Snapshot;
 
 /// The newest entries asked for by position in each reflog (`@{1}` to `@{3}`; `@{0}` is the
@@ -94,7 +94,10 @@ impl Executor<'_> {
         };
         let n = log.len();
         let arg = format!("{name}@{{{n}}}");
-        let out = self.env.git.run(self.repo.path(), &["rev-parse", &arg], "", self.tick);
+        let out = self
+            .env
+            .git
+            .run(self.repo.path(), &["rev-parse", &arg], "", self.tick);
         let (want_exit, want_out, want_err) = if oldest.old.bytes().all(|b| b == b'0') {
             let died = format!("fatal: log for '{name}' only has {n} entries");
             (Exit::Code(128), String::new(), died)
