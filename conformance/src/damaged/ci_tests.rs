@@ -40,16 +40,13 @@ pub fn ci_tests(r: &DamageReport, min_crash_sites: usize) -> Vec<TestResult> {
     }
     for f in &r.git_findings {
         let name = format!("git {} on {}: {}", f.class, f.command, f.signature);
-        let why = match &f.known {
-            Some(k) => format!("known git defect {k} (not a failure of the gate)"),
-            None => "git defect found by damage (not a failure of the gate)".to_string(),
+        let verdict = match &f.known {
+            Some(k) => Verdict::Known(format!("known git defect {k} (not a failure of the gate)")),
+            // A sanitizer's report fails the run (see `say_damaged`).
+            None if f.class == "sanitizer-report" => Verdict::Fail,
+            None => Verdict::Known("git defect found by damage (not a failure of the gate)".into()),
         };
-        out.push(TestResult::new(
-            &suite,
-            &name,
-            Verdict::Known(why),
-            finding_text(f),
-        ));
+        out.push(TestResult::new(&suite, &name, verdict, finding_text(f)));
     }
     if min_crash_sites > 0 {
         let sites = r.git_findings.iter().filter(|f| f.class == "crash").count();

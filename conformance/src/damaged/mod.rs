@@ -111,7 +111,7 @@ fn label_known(report: &mut DamageReport) {
         let hit = f
             .commands
             .iter()
-            .find_map(|c| known.matching_damaged(&v, &f.class, c));
+            .find_map(|c| known.matching_damaged(&v, &f.class, c, &f.signature));
         f.known = hit.map(|e| e.id.clone());
     }
 }

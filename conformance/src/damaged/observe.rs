@@ -76,6 +76,15 @@ fn git_misbehaviour(
     our: Option<&Result<String, String>>,
     obs: &mut Vec<Observation>,
 ) {
+    if let Some(report) = sanitizer_report(&o.stderr) {
+        // A sanitizer's signal handler turns a crash into an exit status.
+        if report.contains("DEADLYSIGNAL") || report.contains(": SEGV") {
+            let how = format!("signal 11 (under a sanitizer); stderr: {}", o.stderr.trim());
+            obs.push(("git", "crash", c, how));
+            return;
+        }
+        obs.push(("git", "sanitizer-report", c, report));
+    }
     let our_err = matches!(our, Some(Err(_)));
     let our_msg = match our {
         Some(Err(m)) => m.clone(),
@@ -109,6 +118,49 @@ fn git_misbehaviour(
         )),
         _ => {}
     }
+}
+
+/// The error a sanitizer built into git reported in `stderr` (a leak, an access out of
+/// bounds, undefined behaviour), with the first function of git's own it names, past the
+/// allocator's: `LeakSanitizer: detected memory leaks in reftable_block_init`.
+pub(crate) fn sanitizer_report(stderr: &str) -> Option<String> {
+    const ALLOCATORS: [&str; 12] = [
+        "malloc",
+        "calloc",
+        "realloc",
+        "strdup",
+        "strndup",
+        "xmalloc",
+        "xcalloc",
+        "xrealloc",
+        "do_xmalloc",
+        "reftable_malloc",
+        "reftable_calloc",
+        "reftable_realloc",
+    ];
+    let mut lines = stderr.lines();
+    let error = lines.find(|l| l.contains("Sanitizer:") || l.contains("runtime error:"))?;
+    let what = match error.find("Sanitizer:") {
+        Some(i) => {
+            let start = error[..i]
+                .rfind(|c: char| c.is_whitespace())
+                .map_or(0, |s| s + 1);
+            error[start..].trim()
+        }
+        None => error.trim(),
+    };
+    let what = what.split(" on address").next().unwrap_or(what);
+    let frame = lines
+        .filter_map(|l| l.trim_start().strip_prefix('#'))
+        .filter_map(|l| l.split(" in ").nth(1))
+        .filter_map(|l| l.split_whitespace().next())
+        .find(|f| {
+            !f.starts_with("__") && !f.starts_with("reftable_alloc") && !ALLOCATORS.contains(f)
+        });
+    Some(match frame {
+        Some(f) => format!("{what} in {f}"),
+        None => what.to_string(),
+    })
 }
 
 /// Silent wrong answers on our side: we answer, differently from the undamaged stack
@@ -165,4 +217,28 @@ fn mentions_corruption(stderr: &str) -> bool {
     ["format error", "corrupt", "reftable", "zlib"]
         .iter()
         .any(|w| s.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sanitizer_report_is_named_by_its_kind_and_gits_first_function() {
+        let leak = "fatal: bad table\n\n=================================================================\n==7==ERROR: LeakSanitizer: detected memory leaks\n\nDirect leak of 4096 byte(s) in 1 object(s) allocated from:\n    #0 0x7f in malloc ../asan_malloc_linux.cpp:69\n    #1 0x55 in reftable_malloc reftable/basics.c:25\n    #2 0x55 in reftable_block_init reftable/block.c:260\n    #3 0x55 in table_init_block reftable/table.c:75\n";
+        assert_eq!(
+            sanitizer_report(leak).as_deref(),
+            Some("LeakSanitizer: detected memory leaks in reftable_block_init")
+        );
+        let asan = "==9==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x60 at pc 0x5\nWRITE of size 1 at 0x60 thread T0\n    #0 0x5 in __interceptor_memcpy x.c:1\n    #1 0x5 in reftable_ref_record_copy_from reftable/record.c:255\n";
+        assert_eq!(
+            sanitizer_report(asan).as_deref(),
+            Some("AddressSanitizer: heap-buffer-overflow in reftable_ref_record_copy_from")
+        );
+        let ub = "reftable/block.c:12:5: runtime error: load of misaligned address\n";
+        assert!(sanitizer_report(ub)
+            .unwrap()
+            .contains("runtime error: load of misaligned"));
+        assert_eq!(sanitizer_report("fatal: reftable: corrupt table\n"), None);
+    }
 }

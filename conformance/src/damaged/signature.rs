@@ -104,6 +104,10 @@ pub(crate) fn signature(
         }
         return format!("{sig} in {command}");
     }
+    if *class == "sanitizer-report" {
+        // A leak or a bad access is told apart by where: its kind and git's function.
+        return detail.clone();
+    }
     // The other classes are one behaviour per command (git swallowing a load error, git
     // reading less than we check, ...), whatever the damage; our errors are kept as samples.
     command.to_string()

@@ -233,8 +233,9 @@ impl ExpectedSet {
         v: &'s GitVersion,
         class: &str,
         command: &str,
+        what: &str,
     ) -> Option<&'s Expected> {
-        let signature = format!("{class} {command}");
+        let signature = format!("{class} {command} {what}");
         self.in_range_of(v, Mode::Damaged)
             .find(|e| contains_pattern(&signature, &e.detail_contains))
     }
@@ -334,8 +335,24 @@ mod tests {
     fn damaged_entries_match_class_and_command() {
         let known = ExpectedSet::load(&default_path()).unwrap();
         let d = |ver: &str, class: &str, command: &str| {
-            id(known.matching_damaged(&v(ver), class, command)).map(str::to_string)
+            id(known.matching_damaged(&v(ver), class, command, "")).map(str::to_string)
         };
+        // A sanitizer's report is told apart by the function it names.
+        let leak = |command: &str, what: &str| {
+            let what = format!("LeakSanitizer: detected memory leaks in {what}");
+            id(known.matching_damaged(&v("2.55.0.618"), "sanitizer-report", command, &what))
+                .map(str::to_string)
+        };
+        assert_eq!(
+            leak("reflog-show", "reftable_block_init").as_deref(),
+            Some("damaged-log-block-init-leaks")
+        );
+        assert_eq!(
+            leak("pack-refs", "tree_insert").as_deref(),
+            Some("damaged-compaction-leaks-obj-index")
+        );
+        assert_eq!(leak("reflog-show", "tree_insert"), None);
+        assert_eq!(leak("pack-refs", "table_init_block"), None);
         assert_eq!(
             d("2.47.3", "hang", "for-each-ref").as_deref(),
             Some("index-entry-pointing-at-its-own-block")
