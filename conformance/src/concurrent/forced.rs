@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use reftable::ObjectId;
 
 use crate::concurrent::coordinator::case_options;
+use crate::concurrent::evidence::git_refs;
 use crate::faults::strace::{available, program_and_args, under_strace};
 use crate::finding::divergence::Finding;
 use crate::git::driver::{Exit, Group};
@@ -418,20 +419,6 @@ fn wait_for_stop(group: &mut Group, log: &Path, limit: Duration) -> Option<Strin
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-}
-
-/// git's refs in `repo`, name to id.
-fn git_refs(env: &Env, repo: &Path) -> Result<std::collections::BTreeMap<String, String>, String> {
-    let out = env.git.ok(
-        repo,
-        &["for-each-ref", "--format=%(refname) %(objectname)"],
-        "",
-    )?;
-    Ok(out
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(n, id)| (n.to_string(), id.to_string()))
-        .collect())
 }
 
 /// The update-index range of each table `tables.list` names, from the names
