@@ -78,6 +78,37 @@ pub fn maintainers_section<'a>(
     s
 }
 
+/// How the `t/` test of `e` shows the defect, as git's own tests would: a defect every
+/// build shows is a `test_expect_failure` (a known breakage until it is fixed); one only a
+/// sanitizer shows is a `test_expect_success` that an ordinary build passes and git's
+/// sanitizer CI job fails, as git's tests of such fixes are written.
+fn how_it_shows(e: &Expected) -> &'static str {
+    if e.sanitizer {
+        "An ordinary build passes it. Built with the sanitizer the evidence names\n\
+         (make SANITIZE=leak, or SANITIZE=address), as git's sanitizer CI jobs are,\n\
+         its tests fail while the defect is there and pass once it is fixed."
+    } else {
+        "It reports \"known breakage\" on a git with the defect and \"known breakage\n\
+         vanished\" once it is fixed (then test_expect_failure becomes\n\
+         test_expect_success)."
+    }
+}
+
+/// What a `t/` test of `e` must contain to be in git's style and show the defect.
+fn style_needles(e: &Expected) -> [&'static str; 4] {
+    let expectation = if e.sanitizer {
+        "test_expect_success"
+    } else {
+        "test_expect_failure"
+    };
+    [
+        "test_description=",
+        ". ./test-lib.sh",
+        expectation,
+        "test_done",
+    ]
+}
+
 /// The mailing-list message: what goes wrong, the evidence, and how to see it.
 fn mail(e: &Expected, test: &str) -> String {
     format!(
@@ -87,13 +118,12 @@ fn mail(e: &Expected, test: &str) -> String {
          Affected versions: {versions}.\n\n\
          To see it, copy {test} into t/ of a built git and run\n\n\
          \x20   cd t && sh ./{test} -v\n\n\
-         It reports \"known breakage\" on a git with the defect and \"known breakage\n\
-         vanished\" once it is fixed (then test_expect_failure becomes\n\
-         test_expect_success). Found by reftable-rs's conformance gate.\n",
+         {how} Found by reftable-rs's conformance gate.\n",
         id = e.id,
         reason = e.reason,
         evidence = e.evidence,
         versions = e.versions,
+        how = how_it_shows(e),
     )
 }
 
@@ -109,13 +139,15 @@ mod tests {
         assert!(!with_tests.is_empty());
         for e in with_tests {
             let text = std::fs::read_to_string(known.resolve(&e.upstream)).unwrap();
-            for needle in [
-                "test_description=",
-                ". ./test-lib.sh",
-                "test_expect_failure",
-                "test_done",
-            ] {
+            for needle in style_needles(e) {
                 assert!(text.contains(needle), "{}: no {needle}", e.upstream);
+            }
+            if e.sanitizer {
+                assert!(
+                    text.contains("SANITIZE="),
+                    "{}: which sanitizer?",
+                    e.upstream
+                );
             }
             let out = tempfile::tempdir().unwrap();
             let h = hand_over(&known, &e.id, out.path()).unwrap();
