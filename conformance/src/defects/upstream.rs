@@ -31,8 +31,16 @@ pub fn hand_over(known: &ExpectedSet, id: &str, out: &Path) -> Result<Handover, 
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", e.upstream))?;
     std::fs::create_dir_all(out).map_err(|err| format!("{}: {err}", out.display()))?;
+    let text =
+        std::fs::read_to_string(&source).map_err(|err| format!("{}: {err}", source.display()))?;
+    if let Some(missing) = style_needles(e).into_iter().find(|n| !text.contains(n)) {
+        return Err(format!(
+            "{}: not a test in git's style for this defect (no {missing})",
+            e.upstream
+        ));
+    }
     let test = out.join(name);
-    std::fs::copy(&source, &test).map_err(|err| format!("{}: {err}", source.display()))?;
+    std::fs::write(&test, text).map_err(|err| format!("{}: {err}", test.display()))?;
     let message = out.join(format!("{id}.txt"));
     std::fs::write(&message, mail(e, &name.to_string_lossy()))
         .map_err(|err| format!("{}: {err}", message.display()))?;
