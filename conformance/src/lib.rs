@@ -36,7 +36,8 @@
 //!   under `conformance/expected/<id>/`, its test in git's `t/` style under
 //!   `conformance/upstream/` ([`defects::upstream`]).
 //! - **how git is run**: [`git::driver`] (environment, timeouts that kill the process group,
-//!   `update-ref --stdin` coprocesses).
+//!   `update-ref --stdin` coprocesses); scripts git executes (hooks, wrappers) are written
+//!   by `exec_file.rs`, never opened for writing by a process that forks.
 //! - **what a finding directory holds**: `generated/casedir.rs`, `concurrent/finding_dir.rs`,
 //!   `damaged/finding_dir.rs`, `migrate/finding_dir.rs`.
 //! - **TAP and JUnit output, time budgets**: [`ci_output`] writes what each mode's
@@ -53,6 +54,7 @@ pub mod cpu;
 pub mod damaged;
 pub mod defects;
 pub mod err_class;
+mod exec_file;
 pub mod faults;
 pub mod finding;
 pub mod generated;

@@ -170,6 +170,19 @@ pub enum Op {
         /// The updates: a new object id (null: delete) and the current value as old value.
         updates: Vec<Update>,
     },
+    /// `git fetch --atomic … . +<new>:<ref>…` ([`Op::fetch_args`]): fetch from the
+    /// repository itself by object id, every update in one transaction with the reflog
+    /// message `message` (`fetch <its arguments>: <what>`, where what is `storing ref` for
+    /// a new ref, `fast-forward` or `forced-update` for a moved one: the generator draws
+    /// only updates that share one). A new ref is written without an old value, a moved
+    /// one expecting the value fetch read.
+    Fetch {
+        /// The updates: a new commit id, and as old value the current one (none for a new
+        /// ref).
+        updates: Vec<Update>,
+        /// The reflog message of every update.
+        message: String,
+    },
     /// `git reflog expire --expire=… --expire-unreachable=never|now [--updateref] <ref>`.
     ReflogExpire {
         /// The ref.
@@ -280,6 +293,7 @@ impl Op {
             } => Some((message, *create_reflog)),
             Op::SymbolicRef { message, .. } => Some((message, false)),
             Op::Push { .. } => Some((Op::PUSH_MESSAGE, false)),
+            Op::Fetch { message, .. } => Some((message, false)),
             _ => None,
         }
     }
@@ -293,7 +307,8 @@ impl Op {
             | Op::WorktreeTxn { updates, .. }
             | Op::BatchTxn { updates, .. }
             | Op::RefsCommand { updates, .. }
-            | Op::Push { updates } => {
+            | Op::Push { updates }
+            | Op::Fetch { updates, .. } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -332,6 +347,7 @@ impl Op {
             Op::RefsCommand { .. } => "refs create/update/delete",
             Op::SymbolicRef { .. } => "symbolic-ref",
             Op::Push { .. } => "push --atomic",
+            Op::Fetch { .. } => "fetch --atomic",
             Op::ReflogExpire {
                 unreachable: true, ..
             } => "reflog expire --expire-unreachable=now",
@@ -353,6 +369,29 @@ impl Op {
 
     /// The reflog message of [`Op::Push`]'s updates.
     pub const PUSH_MESSAGE: &'static str = "push";
+
+    /// The arguments of [`Op::Fetch`] with `updates`, after `git`: by object id from the
+    /// repository itself, forced, without tags, `FETCH_HEAD` or maintenance afterwards
+    /// (none of them refs of the transaction). git's reflog message starts with `fetch`
+    /// and these arguments after it.
+    pub fn fetch_args(updates: &[Update]) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "fetch",
+            "--atomic",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-maintenance",
+            ".",
+        ]
+        .map(String::from)
+        .to_vec();
+        for u in updates {
+            if let Some(Value::Oid(h)) = &u.new {
+                args.push(format!("+{h}:{}", u.refname));
+            }
+        }
+        args
+    }
 
     /// The `git branch` flag of a [`Op::Branch`].
     pub fn branch_flag(copy: bool, force: bool) -> &'static str {
@@ -401,6 +440,7 @@ impl Op {
             }
             Op::SymbolicRef { name, target, .. } => format!("symbolic-ref {name} {target}"),
             Op::Push { updates } => format!("push --atomic {}", txn(updates).summary()),
+            Op::Fetch { updates, .. } => format!("fetch --atomic {}", txn(updates).summary()),
             Op::ReflogExpire {
                 refname,
                 expire,

@@ -120,6 +120,7 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             }));
             (args, None)
         }
+        Op::Fetch { updates, .. } => (Op::fetch_args(updates), None),
         Op::ReflogExpire {
             refname,
             expire,

@@ -116,6 +116,9 @@ pub enum AOp {
     /// A transaction ([`AOp::Txn`]'s fields) pushed with `git push --atomic .` as far as a
     /// push can express it; never drawn by the strategy, made by `with_batches`.
     Push(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) fetched with `git fetch --atomic .` as far as
+    /// a fetch can express it; never drawn by the strategy, made by `with_batches`.
+    Fetch(Vec<AUpdate>, u8, bool, bool),
     /// `git checkout -l --orphan` of the pool branch at or after this name pick (a
     /// transaction's first name); never drawn by the strategy, made by `with_batches`.
     Orphan(u8),
@@ -243,6 +246,18 @@ pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, V
     with_worktree(opts, aops, &mut rng)
 }
 
+/// The branch checked out in the main worktree: the end of `HEAD`'s symref chain (`HEAD`
+/// itself when it is detached).
+fn checked_out(model: &Model) -> &str {
+    let mut head = "HEAD";
+    for _ in 0..crate::model::SYMREF_READS {
+        if let Some(MValue::Symref(t)) = model.refs.get(head) {
+            head = t;
+        }
+    }
+    head
+}
+
 /// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches,
 /// through `git refs`, as a `git symbolic-ref` or as a `git push`, or replaced by a
 /// `git checkout -l --orphan`.
@@ -254,6 +269,7 @@ fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
             (AOp::Txn(u, m, seg, cr), 4) => AOp::SymbolicRef(u, m, seg, cr),
             (AOp::Txn(u, m, seg, cr), 5) => AOp::Push(u, m, seg, cr),
             (AOp::Txn(u, ..), 6) if !u.is_empty() => AOp::Orphan(u[0].name_pick()),
+            (AOp::Txn(u, m, seg, cr), 7) => AOp::Fetch(u, m, seg, cr),
             (other, _) => other,
         })
         .collect()
@@ -603,6 +619,11 @@ impl Resolver {
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
                 Some(self.push(u, model, null))
             }
+            AOp::Fetch(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                Some(self.fetch(u, model))
+            }
             AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
                 let u =
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
@@ -713,13 +734,7 @@ impl Resolver {
     /// else a transaction.
     fn push(&self, updates: Vec<Update>, model: &Model, null: &ObjectId) -> Op {
         let pool = PoolObjects(&self.pool);
-        // The checked-out branch: the end of HEAD's symref chain.
-        let mut head = "HEAD";
-        for _ in 0..crate::model::SYMREF_READS {
-            if let Some(MValue::Symref(t)) = model.refs.get(head) {
-                head = t;
-            }
-        }
+        let head = checked_out(model);
         let mut pushed: Vec<Update> = Vec::new();
         for u in &updates {
             let name = &u.refname;
@@ -756,6 +771,64 @@ impl Resolver {
             return self.segment_txn(updates);
         }
         Op::Push { updates: pushed }
+    }
+
+    /// `updates` as a `git fetch --atomic . +<new>:<ref>…` ([`Op::fetch_args`]) where a
+    /// fetch expresses them under one reflog message: new commits for refs under `refs/`
+    /// but `refs/tags/` that are absent or hold another commit, none a symref or the
+    /// branch `HEAD` points at (fetch refuses the checked-out branch), all of one kind —
+    /// all new (`storing ref`: the source is an id, so no remote name says head or tag),
+    /// all fast-forwards or all forced updates (the pool's commits are one history) — and
+    /// a transaction the model accepts; else a transaction.
+    fn fetch(&self, updates: Vec<Update>, model: &Model) -> Op {
+        let pool = PoolObjects(&self.pool);
+        let head = checked_out(model);
+        let place = |id: &ObjectId| self.pool.commits.iter().position(|c| c == id);
+        let mut what = None;
+        let mut fetched: Vec<Update> = Vec::new();
+        for u in &updates {
+            let name = &u.refname;
+            let Some(Value::Oid(h)) = &u.new else {
+                continue;
+            };
+            let Some((new, new_place)) = ObjectId::from_hex(h).and_then(|n| Some((n, place(&n)?)))
+            else {
+                continue;
+            };
+            let (old, kind) = match model.refs.get(name) {
+                None => (None, "storing ref"),
+                Some(MValue::Oid(id)) => match place(id) {
+                    Some(p) if p < new_place => (Some(Value::oid(id)), "fast-forward"),
+                    Some(p) if p > new_place => (Some(Value::oid(id)), "forced-update"),
+                    _ => continue,
+                },
+                Some(MValue::Symref(_)) => continue,
+            };
+            let apart = fetched.iter().all(|k| {
+                let (a, b) = (&k.refname, name);
+                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
+            });
+            let ours = name.starts_with("refs/") && !name.starts_with("refs/tags/");
+            if ours && name != head && apart && *what.get_or_insert(kind) == kind {
+                fetched.push(Update {
+                    refname: name.clone(),
+                    new: Some(Value::oid(&new)),
+                    old,
+                    no_deref: false,
+                });
+            }
+        }
+        let Some(what) = what else {
+            return self.segment_txn(updates);
+        };
+        if fetched.is_empty() || model.refusal(&fetched, &pool).is_some() {
+            return self.segment_txn(updates);
+        }
+        let message = format!("{}: {what}", Op::fetch_args(&fetched).join(" "));
+        Op::Fetch {
+            updates: fetched,
+            message,
+        }
     }
 
     /// `git symbolic-ref` of the name of the first of `updates` (`first` its abstract form)
@@ -1036,6 +1109,7 @@ mod tests {
             | AOp::RefsTxn(u, m, s, c)
             | AOp::SymbolicRef(u, m, s, c)
             | AOp::Push(u, m, s, c)
+            | AOp::Fetch(u, m, s, c)
             | AOp::WorktreeTxn(u, m, s, c) => Some(format!("{:?}", (u, m, s, c))),
             _ => None,
         }
@@ -1105,6 +1179,69 @@ mod tests {
         assert!((7..14).contains(&share), "{batches} batches, {txns} txns");
         let share = orphans * 2 * BATCH_ONE_IN * 10 / (batches + txns + orphans);
         assert!((7..14).contains(&share), "{orphans} orphans, {txns} txns");
+    }
+
+    /// A fetch takes the updates that share the first one's reflog message (new ref,
+    /// fast-forward or forced update over the pool's one history), never the checked-out
+    /// branch or a tag, and falls back to a transaction when none is left.
+    #[test]
+    fn a_fetch_keeps_one_kind_of_update() {
+        let id = |n: u32| ObjectId::from_hex(&format!("{n:040x}")).unwrap();
+        let pool = Pool {
+            commits: vec![id(1), id(2), id(3)],
+            tags: vec![],
+            tree: id(9),
+            missing: id(10),
+        };
+        let resolver = Resolver::new(pool, &Features::default(), &CaseOptions::default());
+        let mut model = Model::new(id(0), LogRefsOpt::True, 4096);
+        model
+            .refs
+            .insert("HEAD".into(), MValue::Symref("refs/heads/main".into()));
+        for (name, n) in [("main", 2), ("a", 1), ("b", 3)] {
+            model
+                .refs
+                .insert(format!("refs/heads/{name}"), MValue::Oid(id(n)));
+        }
+        let set = |name: &str, n: u32| Update {
+            refname: name.into(),
+            new: Some(Value::oid(&id(n))),
+            old: None,
+            no_deref: false,
+        };
+        let fetch = |updates: Vec<Update>| match resolver.fetch(updates, &model) {
+            Op::Fetch { updates, message } => {
+                let names: Vec<String> = updates.iter().map(|u| u.refname.clone()).collect();
+                let what = message.rsplit(": ").next().unwrap().to_string();
+                assert!(message.starts_with("fetch --atomic "), "{message}");
+                (names, what, updates)
+            }
+            other => panic!("not a fetch: {other:?}"),
+        };
+        let (names, what, updates) = fetch(vec![
+            set("refs/heads/a", 3),
+            set("refs/heads/b", 1),
+            set("refs/heads/new", 2),
+            set("refs/heads/main", 3),
+            set("refs/tags/t", 2),
+        ]);
+        assert_eq!(
+            (names, what.as_str()),
+            (vec!["refs/heads/a".into()], "fast-forward")
+        );
+        assert_eq!(updates[0].old, Some(Value::oid(&id(1))));
+        let (names, what, updates) = fetch(vec![set("refs/heads/new", 2), set("refs/heads/b", 1)]);
+        assert_eq!(
+            (names, what.as_str()),
+            (vec!["refs/heads/new".into()], "storing ref")
+        );
+        assert_eq!(updates[0].old, None);
+        let (_, what, _) = fetch(vec![set("refs/heads/b", 1)]);
+        assert_eq!(what, "forced-update");
+        assert!(matches!(
+            resolver.fetch(vec![set("refs/heads/main", 3)], &model),
+            Op::Txn { .. }
+        ));
     }
 
     /// Worktree transactions never write through `main-worktree/` or `worktrees/<id>/`

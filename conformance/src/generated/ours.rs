@@ -102,6 +102,7 @@ pub fn apply(
             message,
         } => symbolic_ref(db, name, target, message, committer, objects),
         Op::Push { updates } => txn(db, updates, Op::PUSH_MESSAGE, false, committer, objects),
+        Op::Fetch { updates, message } => txn(db, updates, message, false, committer, objects),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {

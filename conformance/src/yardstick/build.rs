@@ -144,8 +144,7 @@ impl Tree {
         let target = format!("\"{}\"", built.display());
         let text = text.replace(&target, &format!("\"{}\"", bin.display()));
         let out = dir.join(&self.binary);
-        std::fs::write(&out, text).map_err(|e| e.to_string())?;
-        make_executable(&out)?;
+        crate::exec_file::write_executable(&out, &text)?;
         Ok(out)
     }
 }
@@ -256,16 +255,6 @@ fn repoint_wrappers(src: &Path, dest: &Path) -> Result<(), String> {
 
 fn read(p: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))
-}
-
-fn make_executable(p: &Path) -> Result<(), String> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    Ok(())
 }
 
 /// A stable 64-bit fingerprint (FNV-1a) of bytes: the same on every machine and build, for

@@ -98,8 +98,7 @@ impl Executor<'_> {
         let (log, reject) = (dir.join("hook.log"), dir.join("hook.reject"));
         std::fs::create_dir_all(&hooks).map_err(|e| e.to_string())?;
         let hook = hooks.join("reference-transaction");
-        std::fs::write(&hook, hook_script(&log, &reject)).map_err(|e| e.to_string())?;
-        make_executable(&hook)?;
+        crate::exec_file::write_executable(&hook, &hook_script(&log, &reject))?;
         let pool = &self.env.pool(self.hash).pool;
         let [a, b, c] = [0, 1, 2].map(|i| pool.commits[i % pool.commits.len()].to_string());
         let null = ObjectId::null(self.hash).to_string();
@@ -157,17 +156,6 @@ impl Executor<'_> {
         }
         Ok(())
     }
-}
-
-#[cfg(unix)]
-fn make_executable(p: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())
-}
-
-#[cfg(not(unix))]
-fn make_executable(_: &Path) -> Result<(), String> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ impl Executor<'_> {
                 message,
             } => self.run_symbolic_ref(op, name, target, message),
             Op::Push { updates } => self.run_git_txn(op, updates, Op::PUSH_MESSAGE, false),
+            Op::Fetch { updates, message } => self.run_git_txn(op, updates, message, false),
             Op::ReflogExpire {
                 refname,
                 expire,
