@@ -8,7 +8,7 @@ use crate::faults::points::{FaultPoint, SYSCALLS};
 use crate::faults::strace::short_write_wrapper;
 use crate::finding::dir::{fresh, write_script, REPRODUCE};
 use crate::finding::script::sh_quote;
-use crate::git::driver::{BASE_TIME, EMAIL, NAME, TZ};
+use crate::git::driver::{date_at, EMAIL, NAME};
 use crate::stack_files::copy_dir;
 
 /// What a finding directory is made of.
@@ -44,7 +44,7 @@ pub fn write(dir: &Path, f: &FindingFiles<'_>) -> Result<(), String> {
 fn script(f: &FindingFiles<'_>) -> String {
     let about: String = f.about.lines().map(|l| format!("# {l}\n")).collect();
     let args: Vec<String> = f.args.iter().map(|a| sh_quote(a)).collect();
-    let date = sh_quote(&format!("{} {TZ}", BASE_TIME + 60 * f.tick));
+    let date = sh_quote(&date_at(f.tick));
     // strace counts the calls of one process, the shell of a bin-wrappers/git included: the
     // environment and strace's options are the gate's own, exactly, so that the count lands
     // on the same call (without tracing, a crash of git 2.48 did not show).

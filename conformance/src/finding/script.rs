@@ -350,9 +350,7 @@ fn setup(s: &mut String, opts: &CaseOptions) {
     if !opts.auto_compaction {
         s.push_str("export GIT_TEST_REFTABLE_AUTOCOMPACTION=false\n");
     }
-    s.push_str(&format!(
-        "at() {{ export GIT_AUTHOR_DATE=\"$(( {BASE_TIME} + 60 * $1 )) {TZ}\" GIT_COMMITTER_DATE=\"$(( {BASE_TIME} + 60 * $1 )) {TZ}\"; }}\n"
-    ));
+    s.push_str(&at_function());
     s.push_str("state() {\n  \"$GIT\" for-each-ref --include-root-refs --format='%(refname) %(objectname) %(*objectname) %(symref)' 2>/dev/null ||\n    \"$GIT\" for-each-ref --format='%(refname) %(objectname) %(*objectname) %(symref)'\n}\n");
     s.push_str("\"$GIT\" version\n");
     s.push_str(&format!(
@@ -423,9 +421,32 @@ fn steps(s: &mut String, ops: &[Op], worktree: bool) {
     }
 }
 
+/// The script's `at TICK`: git's dates at that tick, as [`crate::git::driver::date_at`]
+/// gives them to the gate's git (the zone east of UTC every third tick).
+fn at_function() -> String {
+    let east = crate::git::driver::tz_at(2).0;
+    format!(
+        "at() {{ tz={TZ}; [ $(( $1 % 3 )) -eq 2 ] && tz={east}; export GIT_AUTHOR_DATE=\"$(( {BASE_TIME} + 60 * $1 )) $tz\" GIT_COMMITTER_DATE=\"$(( {BASE_TIME} + 60 * $1 )) $tz\"; }}\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reproducers' dates are the gate's, tick by tick.
+    #[test]
+    fn the_scripts_dates_are_the_gates() {
+        for tick in 0..7u64 {
+            let script = format!("{}at {tick}; echo \"$GIT_COMMITTER_DATE\"", at_function());
+            let out = std::process::Command::new("sh")
+                .args(["-c", &script])
+                .output()
+                .unwrap();
+            let date = crate::git::driver::date_at(tick);
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), date);
+        }
+    }
     use crate::ops::{Update, Value};
 
     fn txn(msg: &str) -> Op {

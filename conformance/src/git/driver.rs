@@ -10,21 +10,37 @@ use std::time::Duration;
 
 /// Base committer time of a case (git's `test_tick` start); steps add 60 s each.
 pub const BASE_TIME: u64 = 1_112_911_993;
-/// The committer's time zone in every case.
+/// The committer's time zone at tick 0, and at every tick [`tz_at`] does not move east.
 pub const TZ: &str = "-0700";
+
+/// The committer's time zone at clock `tick`, as git's date text and as the reflog's
+/// offset: [`TZ`], but every third tick `+0530`, a zone east of UTC (git parses the sign
+/// and the digits apart) and not a whole number of hours.
+pub fn tz_at(tick: u64) -> (&'static str, i16) {
+    if tick % 3 == 2 {
+        ("+0530", 530)
+    } else {
+        (TZ, -700)
+    }
+}
+
+/// git's date text at clock `tick`: `BASE_TIME + 60·tick` in the zone [`tz_at`] gives.
+pub fn date_at(tick: u64) -> String {
+    format!("{} {}", BASE_TIME + 60 * tick, tz_at(tick).0)
+}
 /// Committer name.
 pub const NAME: &str = "C O Mitter";
 /// Committer email.
 pub const EMAIL: &str = "committer@example.com";
 
-/// The committer git's processes run as at clock `tick` (`BASE_TIME + 60·tick`, `TZ`), for
+/// The committer git's processes run as at clock `tick` ([`date_at`]), for
 /// the library's side of the same operation.
 pub fn committer_at(tick: u64) -> reftable::refdb::Committer {
     reftable::refdb::Committer {
         name: NAME.as_bytes().to_vec(),
         email: EMAIL.as_bytes().to_vec(),
         time: BASE_TIME + 60 * tick,
-        tz_offset: -700,
+        tz_offset: tz_at(tick).1,
     }
 }
 
@@ -174,7 +190,7 @@ impl Git {
         &self.bin
     }
 
-    /// A command in `dir` with the fixed environment, committer time `BASE_TIME + 60·tick`,
+    /// A command in `dir` with the fixed environment, committer date [`date_at`]`(tick)`,
     /// auto-compaction off.
     pub fn command(&self, dir: &Path, tick: u64) -> Command {
         self.command_auto(dir, tick, false)
@@ -182,7 +198,7 @@ impl Git {
 
     /// Like [`Git::command`], with git's auto-compaction on or off.
     pub fn command_auto(&self, dir: &Path, tick: u64, auto_compaction: bool) -> Command {
-        let date = format!("{} {TZ}", BASE_TIME + 60 * tick);
+        let date = date_at(tick);
         let mut c = Command::new(&self.bin);
         reftable_testkit::git::hermetic(&mut c, dir, self.home.path(), &date);
         if !auto_compaction {
