@@ -352,13 +352,14 @@ impl Executor<'_> {
 
     /// The probes of [`Check::GitProbes`], each on a copy of git's repository, with the
     /// class a failure is reported under, in the order they run.
-    const GIT_PROBES: [(&'static str, Probe<Self>); 6] = [
+    const GIT_PROBES: [(&'static str, Probe<Self>); 7] = [
         ("reference-transaction hook", Self::check_ref_hook),
         ("quarantine", Self::check_quarantine),
         ("stash", Self::check_stash),
         ("obj-heavy table", Self::check_obj_heavy),
         ("unreachable expiry", Self::check_unreachable_expiry),
         ("migrated to files", Self::check_migrated_to_files),
+        ("bare without logAllRefUpdates", Self::check_bare_logs),
     ];
 
     /// A scratch copy of git's repository (its `.git`), for the end-of-case probes that

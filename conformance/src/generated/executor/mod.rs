@@ -3,6 +3,7 @@
 //! `checks.rs`, `lookups.rs` and `expiry.rs`, the `update-ref --stdin` processes in
 //! `coprocs.rs`.
 
+mod bare_logs;
 mod batch;
 mod broken_refs;
 mod broken_refs_verified;
