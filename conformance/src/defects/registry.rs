@@ -52,6 +52,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::git::sanitizer::Sanitizer;
+
 use crate::finding::divergence::{Check, Divergence};
 use crate::git::version::{GitVersion, VersionRange};
 
@@ -110,11 +112,12 @@ pub struct Expected {
     /// wrong).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub implies: Vec<String>,
-    /// A defect only a git built with a sanitizer shows (`SANITIZE=address`: a write past
-    /// a buffer that an ordinary build survives silently). Its case is not replayed at
-    /// the start of a run, where an ordinary build would call it fixed.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub sanitizer: bool,
+    /// A defect only a git built with this sanitizer shows (`address`: a write past a
+    /// buffer that an ordinary build survives silently; `leak`: memory an error path does
+    /// not free). It is replayed only on a git that has the sanitizer, where an ordinary
+    /// build would call it fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sanitizer: Option<Sanitizer>,
 }
 
 /// The loaded file.

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::defects::registry::{Expected, ExpectedSet};
+use crate::git::sanitizer::Sanitizer;
 
 /// The files `conformance upstream ID` writes for one defect.
 #[derive(Debug)]
@@ -91,10 +92,19 @@ pub fn maintainers_section<'a>(
 /// sanitizer shows is a `test_expect_success` that an ordinary build passes and git's
 /// sanitizer CI job fails, as git's tests of such fixes are written.
 fn how_it_shows(e: &Expected) -> &'static str {
-    if e.sanitizer {
-        "An ordinary build passes it. Built with the sanitizer the evidence names\n\
-         (make SANITIZE=leak, or SANITIZE=address), as git's sanitizer CI jobs are,\n\
-         its tests fail while the defect is there and pass once it is fixed."
+    if let Some(s) = e.sanitizer {
+        match s {
+            Sanitizer::Address => {
+                "An ordinary build passes it. Built with make SANITIZE=address, as git's\n\
+                 sanitizer CI job is, its tests fail while the defect is there and pass\n\
+                 once it is fixed."
+            }
+            Sanitizer::Leak => {
+                "An ordinary build passes it. Built with make SANITIZE=leak, as git's\n\
+                 leak-checking CI job is, its tests fail while the defect is there and\n\
+                 pass once it is fixed."
+            }
+        }
     } else {
         "It reports \"known breakage\" on a git with the defect and \"known breakage\n\
          vanished\" once it is fixed (then test_expect_failure becomes\n\
@@ -104,7 +114,7 @@ fn how_it_shows(e: &Expected) -> &'static str {
 
 /// What a `t/` test of `e` must contain to be in git's style and show the defect.
 fn style_needles(e: &Expected) -> [&'static str; 4] {
-    let expectation = if e.sanitizer {
+    let expectation = if e.sanitizer.is_some() {
         "test_expect_success"
     } else {
         "test_expect_failure"
@@ -150,7 +160,7 @@ mod tests {
             for needle in style_needles(e) {
                 assert!(text.contains(needle), "{}: no {needle}", e.upstream);
             }
-            if e.sanitizer {
+            if e.sanitizer.is_some() {
                 assert!(
                     text.contains("SANITIZE="),
                     "{}: which sanitizer?",

@@ -2,7 +2,7 @@
 //! is run again as a case; one that stops reproducing fails the run (the defect was fixed,
 //! or the entry's range is wrong).
 
-use crate::defects::registry::{matches, ExpectedSet, Mode};
+use crate::defects::registry::{matches, Expected, ExpectedSet, Mode};
 use crate::generated::case::run_concrete;
 use crate::generated::casedir::CaseFile;
 use crate::setup::env::Env;
@@ -15,8 +15,12 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
     // A concurrency defect depends on the scheduler: its case keeps the interleaving, but
     // no serial replay shows it (its git-only reproducer does, most runs); migrate and
     // damaged entries have no case of generated operations.
-    // A defect only a sanitizer build shows is not asked of every build.
-    for e in known.in_range_of(&v, Mode::Run).filter(|e| !e.sanitizer) {
+    // A defect only a sanitizer build shows is asked only of a git built with it.
+    let has = |e: &&Expected| {
+        e.sanitizer
+            .map_or(true, |s| env.profile.sanitizers.contains(&s))
+    };
+    for e in known.in_range_of(&v, Mode::Run).filter(has) {
         let dir = known.resolve(&e.case);
         let r = CaseFile::read(&dir).and_then(|c| run_concrete(env, c.options, &c.ops));
         match r {

@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::err_class::ErrClass;
 use crate::git::driver::Git;
 use crate::git::messages;
+use crate::git::sanitizer::{self, Sanitizer};
 use crate::git::version::GitVersion;
 
 /// Commands and options the git has.
@@ -79,6 +80,8 @@ pub struct Profile {
     pub symbolic_root_refs_listed: bool,
     /// What `git reflog expire` says about a ref without a reflog.
     pub no_reflog_message: String,
+    /// The sanitizers it was built with ([`crate::git::sanitizer`]).
+    pub sanitizers: Vec<Sanitizer>,
     /// Probes whose outcome was not one of the expected ones (each with what git said).
     pub surprises: Vec<String>,
 }
@@ -125,6 +128,12 @@ impl Profile {
             if b {
                 on.push(name);
             }
+        }
+        for s in &self.sanitizers {
+            on.push(match s {
+                Sanitizer::Address => "built with AddressSanitizer",
+                Sanitizer::Leak => "checks leaks (LeakSanitizer)",
+            });
         }
         on.join(", ")
     }
@@ -252,6 +261,7 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
         dangling_symref_protected,
         symbolic_root_refs_listed,
         no_reflog_message,
+        sanitizers: sanitizer::detect(git),
         surprises,
     })
 }
