@@ -689,11 +689,18 @@ fn say_damaged(r: &conformance::damaged::DamageReport, min_sites: usize, out: &C
         ));
         return 1;
     }
+    for line in &r.stale_known {
+        out.say(&format!("stale: {line}"));
+    }
     // A sanitizer built into git reporting a leak or a bad access is a defect of git's no
     // reading of the damage excuses: it fails the run unless the registry knows it.
     let sanitized =
         |f: &&conformance::damaged::Finding| f.class == "sanitizer-report" && f.known.is_none();
-    i32::from(!r.ours_findings.is_empty() || r.git_findings.iter().any(|f| sanitized(&f)))
+    i32::from(
+        !r.ours_findings.is_empty()
+            || !r.stale_known.is_empty()
+            || r.git_findings.iter().any(|f| sanitized(&f)),
+    )
 }
 
 /// `conformance migrate`: the run, its reports, its lines, its test results; the exit status.

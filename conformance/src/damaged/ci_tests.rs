@@ -1,8 +1,9 @@
 //! A damaged-stack run as CI test results. Our side: one test per command run on every
 //! damaged stack (`for-each-ref`, `show-ref`, ...), failing on a finding of ours on it. git's
 //! side: one test per distinct finding, marked as a git defect (`TODO` in TAP, `skipped` in
-//! JUnit: the gate does not fail on git's crashes), and, when a minimum was asked for, one
-//! that git still crashes at that many sites.
+//! JUnit: the gate does not fail on git's crashes), one failing test per known defect that
+//! no longer reproduces, and, when a minimum was asked for, one that git still crashes at
+//! that many sites.
 
 use crate::ci_output::result::{TestResult, Verdict};
 use crate::damaged::config::COMMANDS;
@@ -47,6 +48,18 @@ pub fn ci_tests(r: &DamageReport, min_crash_sites: usize) -> Vec<TestResult> {
             None => Verdict::Known("git defect found by damage (not a failure of the gate)".into()),
         };
         out.push(TestResult::new(&suite, &name, verdict, finding_text(f)));
+    }
+    for line in &r.stale_known {
+        let name = format!(
+            "known git defect still there: {}",
+            line.split(' ').nth(3).unwrap_or(line)
+        );
+        out.push(TestResult::new(
+            &suite,
+            &name,
+            Verdict::Fail,
+            format!("{line}\n"),
+        ));
     }
     if min_crash_sites > 0 {
         let sites = r.git_findings.iter().filter(|f| f.class == "crash").count();

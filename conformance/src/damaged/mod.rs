@@ -31,6 +31,7 @@ pub mod report;
 mod sides;
 mod signature;
 pub mod sites;
+mod stale;
 mod tally;
 mod trial;
 mod worker;
@@ -94,6 +95,9 @@ pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String
     let _ = std::fs::create_dir_all(&cfg.out);
     write_findings(env, cfg, &bases, findings, work.path(), &mut report);
     label_known(&mut report);
+    if let Ok(known) = ExpectedSet::load(&default_path()) {
+        report.stale_known = stale::stale(&known, env);
+    }
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
 }

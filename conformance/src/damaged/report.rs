@@ -63,6 +63,10 @@ pub struct DamageReport {
     /// Why the trials stopped early, when fail-fast stopped them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Known damaged-stack defects in range whose reproducer no longer shows them (each a
+    /// line; see `damaged/stale.rs`): they fail the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stale_known: Vec<String>,
 }
 
 impl DamageReport {
@@ -93,6 +97,9 @@ impl DamageReport {
             "**git: {} distinct findings, {crash_sites} distinct crash sites.**\n\n",
             self.git_findings.len()
         ));
+        for line in &self.stale_known {
+            s.push_str(&format!("**Stale:** {line}\n\n"));
+        }
         s.push_str("| side | class | commands | signature | known git defect | seen | minimized damage | reproducer |\n|---|---|---|---|---|---:|---|---|\n");
         for f in self.ours_findings.iter().chain(&self.git_findings) {
             let dmg: Vec<String> = f.damage.edits.iter().map(Edit::summary).collect();
