@@ -110,16 +110,7 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             args.extend([name.clone(), target.clone()]);
             (args, None)
         }
-        Op::Push { updates } => {
-            let mut args = v(&["push", "--atomic", "."]);
-            args.extend(updates.iter().map(|u| match &u.new {
-                Some(Value::Oid(h)) if !h.bytes().all(|b| b == b'0') => {
-                    format!("+{h}:{}", u.refname)
-                }
-                _ => format!(":{}", u.refname),
-            }));
-            (args, None)
-        }
+        Op::Push { updates } => (push_args(updates), None),
         Op::Fetch { updates, .. } => (Op::fetch_args(updates), None),
         Op::ReflogExpire {
             refname,
@@ -137,13 +128,14 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
             rewrite,
             update_ref,
         } => {
+            let flags = [(*rewrite, "--rewrite"), (*update_ref, "--updateref")];
             let mut args = v(&["reflog", "delete"]);
-            if *rewrite {
-                args.push("--rewrite".into());
-            }
-            if *update_ref {
-                args.push("--updateref".into());
-            }
+            args.extend(
+                flags
+                    .iter()
+                    .filter(|(on, _)| *on)
+                    .map(|(_, f)| f.to_string()),
+            );
             args.push(format!("{refname}@{{{index}}}"));
             (args, None)
         }
@@ -181,6 +173,16 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
         ),
         Op::Orphan { branch } => (v(&["checkout", "-q", "-l", "--orphan", branch]), None),
     }
+}
+
+/// `git push --atomic . +<new>:<ref>…`, `:<ref>` for a deletion.
+fn push_args(updates: &[Update]) -> Vec<String> {
+    let mut args: Vec<String> = ["push", "--atomic", "."].map(String::from).to_vec();
+    args.extend(updates.iter().map(|u| match &u.new {
+        Some(Value::Oid(h)) if !h.bytes().all(|b| b == b'0') => format!("+{h}:{}", u.refname),
+        _ => format!(":{}", u.refname),
+    }));
+    args
 }
 
 /// `git reflog expire`'s `--expire=` argument for `expire`.
