@@ -689,8 +689,8 @@ fn say_damaged(r: &conformance::damaged::DamageReport, min_sites: usize, out: &C
         ));
         return 1;
     }
-    for line in &r.stale_known {
-        out.say(&format!("stale: {line}"));
+    for st in &r.stale_known {
+        out.say(&format!("stale: {}", st.line));
     }
     // A sanitizer built into git reporting a leak or a bad access is a defect of git's no
     // reading of the damage excuses: it fails the run unless the registry knows it.

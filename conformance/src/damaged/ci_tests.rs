@@ -49,16 +49,13 @@ pub fn ci_tests(r: &DamageReport, min_crash_sites: usize) -> Vec<TestResult> {
         };
         out.push(TestResult::new(&suite, &name, verdict, finding_text(f)));
     }
-    for line in &r.stale_known {
-        let name = format!(
-            "known git defect still there: {}",
-            line.split(' ').nth(3).unwrap_or(line)
-        );
+    for st in &r.stale_known {
+        let name = format!("known git defect still there: {}", st.id);
         out.push(TestResult::new(
             &suite,
             &name,
             Verdict::Fail,
-            format!("{line}\n"),
+            format!("{}\n", st.line),
         ));
     }
     if min_crash_sites > 0 {

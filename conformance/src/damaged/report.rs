@@ -63,10 +63,19 @@ pub struct DamageReport {
     /// Why the trials stopped early, when fail-fast stopped them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
-    /// Known damaged-stack defects in range whose reproducer no longer shows them (each a
-    /// line; see `damaged/stale.rs`): they fail the run.
+    /// Known damaged-stack defects in range whose reproducer no longer shows them (see
+    /// `damaged/stale.rs`): they fail the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stale_known: Vec<String>,
+    pub stale_known: Vec<StaleKnown>,
+}
+
+/// A known defect whose replay did not show it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StaleKnown {
+    /// The registry entry.
+    pub id: String,
+    /// What the replay said, as one line.
+    pub line: String,
 }
 
 impl DamageReport {
@@ -97,8 +106,8 @@ impl DamageReport {
             "**git: {} distinct findings, {crash_sites} distinct crash sites.**\n\n",
             self.git_findings.len()
         ));
-        for line in &self.stale_known {
-            s.push_str(&format!("**Stale:** {line}\n\n"));
+        for st in &self.stale_known {
+            s.push_str(&format!("**Stale:** {}\n\n", st.line));
         }
         s.push_str("| side | class | commands | signature | known git defect | seen | minimized damage | reproducer |\n|---|---|---|---|---|---:|---|---|\n");
         for f in self.ours_findings.iter().chain(&self.git_findings) {

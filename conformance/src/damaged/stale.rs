@@ -8,6 +8,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::damaged::report::StaleKnown;
 use crate::defects::registry::{ExpectedSet, Mode};
 use crate::git::driver::{run_in_group, Exit};
 use crate::setup::env::Env;
@@ -15,8 +16,8 @@ use crate::setup::env::Env;
 /// How long one reproducer may run (the slowest waits out a 10 s hang of git).
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// One line for each replayable entry in range of `env`'s git that does not reproduce.
-pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
+/// Each replayable entry in range of `env`'s git that does not reproduce.
+pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<StaleKnown> {
     let v = env.profile.git_version();
     let mut out = Vec::new();
     for e in known.in_range_of(&v, Mode::Damaged) {
@@ -34,8 +35,15 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
         if e.reproducer.is_empty() || !beside_its_stack {
             continue;
         }
+        let stale = |line: String| StaleKnown {
+            id: e.id.clone(),
+            line,
+        };
         let Ok(script) = script.canonicalize() else {
-            out.push(format!("known git defect {}: no {}", e.id, e.reproducer));
+            out.push(stale(format!(
+                "known git defect {}: no {}",
+                e.id, e.reproducer
+            )));
             continue;
         };
         let mut c = Command::new("sh");
@@ -47,15 +55,15 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
             .stderr(Stdio::null());
         match run_in_group(&mut c, TIMEOUT) {
             Ok(Exit::Code(1)) => {}
-            Ok(Exit::Code(0)) => out.push(format!(
+            Ok(Exit::Code(0)) => out.push(stale(format!(
                 "known git defect {} ({}) no longer reproduces on git {v} ({}): remove it from {} or narrow its versions",
                 e.id,
                 e.versions,
                 e.reproducer,
                 known.path.display()
-            )),
-            Ok(other) => out.push(format!("known git defect {}: {} ended {other:?}", e.id, e.reproducer)),
-            Err(err) => out.push(format!("known git defect {}: cannot run {}: {err}", e.id, e.reproducer)),
+            ))),
+            Ok(other) => out.push(stale(format!("known git defect {}: {} ended {other:?}", e.id, e.reproducer))),
+            Err(err) => out.push(stale(format!("known git defect {}: cannot run {}: {err}", e.id, e.reproducer))),
         }
     }
     out
@@ -95,8 +103,11 @@ mod tests {
         let env = Env::new(crate::git::driver::Git::find(None).unwrap()).unwrap();
         let lines = stale(&known, &env);
         assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0].id, "gone");
         assert!(
-            lines[0].starts_with("known git defect gone (*) no longer reproduces"),
+            lines[0]
+                .line
+                .starts_with("known git defect gone (*) no longer reproduces"),
             "{lines:?}"
         );
     }

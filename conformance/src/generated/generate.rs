@@ -246,6 +246,15 @@ pub fn generate_with_reach(seed: u64, index: u64, ops: usize) -> (CaseOptions, V
     with_worktree(opts, aops, &mut rng)
 }
 
+/// Whether `name` is none of `updates`' names and neither a directory of one of them nor
+/// inside one (no D/F conflict among a transaction's updates).
+fn apart_from(updates: &[Update], name: &str) -> bool {
+    updates.iter().all(|k| {
+        let a = &k.refname;
+        a != name && !name.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{name}/"))
+    })
+}
+
 /// The branch checked out in the main worktree: the end of `HEAD`'s symref chain (`HEAD`
 /// itself when it is detached).
 fn checked_out(model: &Model) -> &str {
@@ -676,10 +685,7 @@ impl Resolver {
                     .into_iter()
                     .flatten()
                     .any(|v| matches!(v, Value::Symref(_)));
-            let apart = kept.iter().all(|k| {
-                let (a, b) = (&k.refname, &u.refname);
-                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
-            });
+            let apart = apart_from(&kept, &u.refname);
             let faults = model
                 .refusal(std::slice::from_ref(&u), &pool)
                 .map(|r| r.faults)
@@ -754,10 +760,7 @@ impl Resolver {
                 ObjectKind::Tag { .. } => !name.starts_with("refs/heads/"),
                 _ => new.is_null() && !current.is_null(),
             };
-            let apart = pushed.iter().all(|k| {
-                let (a, b) = (&k.refname, name);
-                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
-            });
+            let apart = apart_from(&pushed, name);
             if name.starts_with("refs/") && name != head && new != current && kind_ok && apart {
                 pushed.push(Update {
                     refname: name.clone(),
@@ -804,10 +807,7 @@ impl Resolver {
                 },
                 Some(MValue::Symref(_)) => continue,
             };
-            let apart = fetched.iter().all(|k| {
-                let (a, b) = (&k.refname, name);
-                a != b && !b.starts_with(&format!("{a}/")) && !a.starts_with(&format!("{b}/"))
-            });
+            let apart = apart_from(&fetched, name);
             let ours = name.starts_with("refs/") && !name.starts_with("refs/tags/");
             if ours && name != head && apart && *what.get_or_insert(kind) == kind {
                 fetched.push(Update {

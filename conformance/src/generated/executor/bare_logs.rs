@@ -20,15 +20,8 @@ impl Executor<'_> {
         let git_dir = scratch.path().join(".git");
         let git = |args: &[&str], stdin: &str| self.env.git.run(&git_dir, args, stdin, self.tick);
         let ok = |args: &[&str], stdin: &str| {
-            let out = git(args, stdin);
-            match out.exit.success() {
-                true => Ok(out.stdout),
-                false => Err(format!(
-                    "{args:?} in a bare copy: {:?}, {:?}",
-                    out.exit,
-                    out.stderr.trim()
-                )),
-            }
+            let out = self.env.git.ok(&git_dir, args, stdin);
+            out.map_err(|e| format!("in a bare copy: {e}"))
         };
         ok(&["config", "core.bare", "true"], "")?;
         // Exit 5: the case's repository did not set it either.
