@@ -7,7 +7,8 @@
 # ref-filter.c get_object(): when the object cannot be read it jumps to its cleanup, which
 # frees oi->content; oi is the file-scope expand_data reused for every ref, and its content
 # pointer still holds the buffer of the previous ref's object (no longer its to free).
-# v2.52.0 is clean; v2.53.0 and master v2.55.0-618 crash.
+# v2.52.0 is clean; v2.53.0 and master v2.55.0-618 crash. Built with SANITIZE=address, git
+# reports the double free; built with SANITIZE=leak alone it does not notice (exit 0 there).
 #
 # Usage: sh reproduce.sh [GIT]    Exit 1 when the defect shows, 0 when it does not.
 set -u
@@ -24,6 +25,10 @@ echo "$missing" >.git/refs/tags/missing || exit 2
 "$GIT" for-each-ref --format='%(*objectname)' >out 2>err
 status=$?
 cat err
+if grep -q 'AddressSanitizer: attempting double-free' err; then
+  echo "DEFECT: AddressSanitizer caught for-each-ref freeing a buffer twice on a ref to a missing object"
+  exit 1
+fi
 if [ $status -gt 128 ]; then
   echo "DEFECT: for-each-ref died of signal $((status - 128)) on a ref to a missing object"
   exit 1

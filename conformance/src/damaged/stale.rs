@@ -21,9 +21,7 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<StaleKnown> {
     let v = env.profile.git_version();
     let mut out = Vec::new();
     for e in known.in_range_of(&v, Mode::Damaged) {
-        if e.sanitizer
-            .is_some_and(|s| !env.profile.sanitizers.contains(&s))
-        {
+        if !e.shows_on(&env.profile.sanitizers) {
             continue;
         }
         let script = known.resolve(&e.reproducer);

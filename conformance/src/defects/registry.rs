@@ -118,6 +118,23 @@ pub struct Expected {
     /// build would call it fixed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sanitizer: Option<Sanitizer>,
+    /// A defect that shows only where the allocator checks what is freed (glibc's malloc
+    /// aborts on a double free, AddressSanitizer reports it): under LeakSanitizer alone,
+    /// whose allocator does neither, git goes on as if nothing happened, so the entry is not
+    /// replayed on such a build.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_checked_frees: bool,
+}
+
+impl Expected {
+    /// Whether a git built with `sanitizers` can show the defect, so that replaying it
+    /// there says something: an entry of one sanitizer needs a build with it, an entry that
+    /// needs checked frees a build whose allocator checks them.
+    pub fn shows_on(&self, sanitizers: &[Sanitizer]) -> bool {
+        let has = |s: Sanitizer| sanitizers.contains(&s);
+        let frees_unchecked = has(Sanitizer::Leak) && !has(Sanitizer::Address);
+        self.sanitizer.map_or(true, has) && !(self.needs_checked_frees && frees_unchecked)
+    }
 }
 
 /// The loaded file.
@@ -307,6 +324,34 @@ mod tests {
 
     fn id(e: Option<&Expected>) -> Option<&str> {
         e.map(|e| e.id.as_str())
+    }
+
+    #[test]
+    fn entries_replay_only_on_builds_that_can_show_them() {
+        let known = ExpectedSet::load(&default_path()).unwrap();
+        let e = |id: &str| {
+            known
+                .entries
+                .iter()
+                .map(|(e, _)| e)
+                .find(|e| e.id == id)
+                .unwrap()
+        };
+        let (plain, leak, asan) = (
+            &[][..],
+            &[Sanitizer::Leak][..],
+            &[Sanitizer::Address, Sanitizer::Leak][..],
+        );
+        // glibc's malloc aborts on the double free, AddressSanitizer reports it, a
+        // LeakSanitizer build lets it pass.
+        let double_free = e("for-each-ref-missing-object-double-free");
+        assert!(double_free.needs_checked_frees);
+        assert!(double_free.shows_on(plain) && double_free.shows_on(asan));
+        assert!(!double_free.shows_on(leak));
+        let overflow = e("stash-store-hex-buffer-overflow");
+        assert!(!overflow.shows_on(plain) && !overflow.shows_on(leak) && overflow.shows_on(asan));
+        let leaks = e("damaged-log-record-decode-leaks");
+        assert!(!leaks.shows_on(plain) && leaks.shows_on(leak) && leaks.shows_on(asan));
     }
 
     #[test]

@@ -15,12 +15,10 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
     // A concurrency defect depends on the scheduler: its case keeps the interleaving, but
     // no serial replay shows it (its git-only reproducer does, most runs); migrate and
     // damaged entries have no case of generated operations.
-    // A defect only a sanitizer build shows is asked only of a git built with it.
-    let has = |e: &&Expected| {
-        e.sanitizer
-            .map_or(true, |s| env.profile.sanitizers.contains(&s))
-    };
-    for e in known.in_range_of(&v, Mode::Run).filter(has) {
+    // A defect only a sanitizer build shows is asked only of a git built with it, and one
+    // only a checking allocator shows not of a build without one.
+    let shows = |e: &&Expected| e.shows_on(&env.profile.sanitizers);
+    for e in known.in_range_of(&v, Mode::Run).filter(shows) {
         let dir = known.resolve(&e.case);
         let r = CaseFile::read(&dir).and_then(|c| run_concrete(env, c.options, &c.ops));
         match r {
