@@ -83,6 +83,14 @@ impl Update {
         }
     }
 
+    /// Whether the update deletes its ref (a null new id).
+    pub fn is_deletion(&self) -> bool {
+        matches!(
+            self.new.as_ref().map(Value::new_value),
+            Some(NewValue::Delete)
+        )
+    }
+
     /// The library's update, with `message`; `create_reflog` is the `--create-reflog` of the
     /// update-ref process (dropped for commands that ignore it).
     pub fn to_ref_update(&self, message: &str, create_reflog: bool) -> RefUpdate {
@@ -182,6 +190,20 @@ pub enum Op {
         updates: Vec<Update>,
         /// The reflog message of every update.
         message: String,
+    },
+    /// `git tag` ([`Op::tag_args`]): one lightweight tag set to an object, `-f` when it
+    /// exists (its transaction expects the value the command read, or no ref), with
+    /// `--create-reflog` when asked and the reflog message `message` (`tag: tagging <abbrev>
+    /// (<what the object is>)`); or `git tag -d` of tags that exist, one transaction of
+    /// deletions without a message or an expected value that do not follow symrefs.
+    Tag {
+        /// A new object id under `refs/tags/`, or deletions (null ids).
+        updates: Vec<Update>,
+        /// The reflog message (empty for deletions).
+        message: String,
+        /// `--create-reflog`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        create_reflog: bool,
     },
     /// `git reflog expire --expire=… --expire-unreachable=never|now [--updateref] <ref>`.
     ReflogExpire {
@@ -290,6 +312,11 @@ impl Op {
                 message,
                 create_reflog,
                 ..
+            }
+            | Op::Tag {
+                message,
+                create_reflog,
+                ..
             } => Some((message, *create_reflog)),
             Op::SymbolicRef { message, .. } => Some((message, false)),
             Op::Push { .. } => Some((Op::PUSH_MESSAGE, false)),
@@ -308,7 +335,8 @@ impl Op {
             | Op::BatchTxn { updates, .. }
             | Op::RefsCommand { updates, .. }
             | Op::Push { updates }
-            | Op::Fetch { updates, .. } => {
+            | Op::Fetch { updates, .. }
+            | Op::Tag { updates, .. } => {
                 for u in updates {
                     out.push(u.refname.clone());
                     for v in [&u.new, &u.old].into_iter().flatten() {
@@ -348,6 +376,8 @@ impl Op {
             Op::SymbolicRef { .. } => "symbolic-ref",
             Op::Push { .. } => "push --atomic",
             Op::Fetch { .. } => "fetch --atomic",
+            Op::Tag { updates, .. } if updates.iter().all(Update::is_deletion) => "tag -d",
+            Op::Tag { .. } => "tag",
             Op::ReflogExpire {
                 unreachable: true, ..
             } => "reflog expire --expire-unreachable=now",
@@ -388,6 +418,33 @@ impl Op {
         for u in updates {
             if let Some(Value::Oid(h)) = &u.new {
                 args.push(format!("+{h}:{}", u.refname));
+            }
+        }
+        args
+    }
+
+    /// The arguments of [`Op::Tag`] with `updates`, after `git`: `tag -d <short name>…` for
+    /// deletions, else `tag [-f] [--create-reflog] <short name> <object id>` of the first
+    /// update (`-f` when it expects an existing value).
+    pub fn tag_args(updates: &[Update], create_reflog: bool) -> Vec<String> {
+        let short = |u: &Update| {
+            let name = &u.refname;
+            name.strip_prefix("refs/tags/").unwrap_or(name).to_string()
+        };
+        let mut args = vec!["tag".to_string()];
+        match updates.first() {
+            Some(u) if !u.is_deletion() => {
+                let exists = matches!(u.old.as_ref().map(Value::expected), Some(Expected::Is(_)));
+                let flags = [(exists, "-f"), (create_reflog, "--create-reflog")];
+                args.extend(flags.iter().filter(|f| f.0).map(|f| f.1.to_string()));
+                args.push(short(u));
+                if let Some(Value::Oid(h)) = &u.new {
+                    args.push(h.clone());
+                }
+            }
+            _ => {
+                args.push("-d".into());
+                args.extend(updates.iter().map(short));
             }
         }
         args
@@ -441,6 +498,11 @@ impl Op {
             Op::SymbolicRef { name, target, .. } => format!("symbolic-ref {name} {target}"),
             Op::Push { updates } => format!("push --atomic {}", txn(updates).summary()),
             Op::Fetch { updates, .. } => format!("fetch --atomic {}", txn(updates).summary()),
+            Op::Tag {
+                updates,
+                create_reflog,
+                ..
+            } => Op::tag_args(updates, *create_reflog).join(" "),
             Op::ReflogExpire {
                 refname,
                 expire,

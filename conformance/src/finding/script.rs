@@ -112,6 +112,11 @@ pub fn git_invocation(op: &Op) -> (Vec<String>, Option<String>) {
         }
         Op::Push { updates } => (push_args(updates), None),
         Op::Fetch { updates, .. } => (Op::fetch_args(updates), None),
+        Op::Tag {
+            updates,
+            create_reflog,
+            ..
+        } => (Op::tag_args(updates, *create_reflog), None),
         Op::ReflogExpire {
             refname,
             expire,

@@ -119,6 +119,10 @@ pub enum AOp {
     /// A transaction ([`AOp::Txn`]'s fields) fetched with `git fetch --atomic .` as far as
     /// a fetch can express it; never drawn by the strategy, made by `with_batches`.
     Fetch(Vec<AUpdate>, u8, bool, bool),
+    /// A transaction ([`AOp::Txn`]'s fields) whose first update is made a `git tag` (or
+    /// whose deletions a `git tag -d`) as far as the command can express it; never drawn
+    /// by the strategy, made by `with_batches`.
+    Tag(Vec<AUpdate>, u8, bool, bool),
     /// `git checkout -l --orphan` of the pool branch at or after this name pick (a
     /// transaction's first name); never drawn by the strategy, made by `with_batches`.
     Orphan(u8),
@@ -268,8 +272,8 @@ fn checked_out(model: &Model) -> &str {
 }
 
 /// `aops` with the transactions `rng` picks (one in [`BATCH_ONE_IN`] each) run as batches,
-/// through `git refs`, as a `git symbolic-ref` or as a `git push`, or replaced by a
-/// `git checkout -l --orphan`.
+/// through `git refs`, as a `git symbolic-ref`, `git push`, `git fetch` or `git tag`, or
+/// replaced by a `git checkout -l --orphan`.
 fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
     aops.into_iter()
         .map(|a| match (a, rng.below(2 * BATCH_ONE_IN)) {
@@ -279,9 +283,31 @@ fn with_batches(aops: Vec<AOp>, rng: &mut crate::rng::Rng) -> Vec<AOp> {
             (AOp::Txn(u, m, seg, cr), 5) => AOp::Push(u, m, seg, cr),
             (AOp::Txn(u, ..), 6) if !u.is_empty() => AOp::Orphan(u[0].name_pick()),
             (AOp::Txn(u, m, seg, cr), 7) => AOp::Fetch(u, m, seg, cr),
+            (AOp::Txn(u, m, seg, cr), 8) => AOp::Tag(u, m, seg, cr),
             (other, _) => other,
         })
         .collect()
+}
+
+/// `git tag -d` of `tags`, each once, deleted without a message or an expected value and
+/// without following symrefs (`refs_delete_refs`); `None` when there is none.
+fn tag_deletions(tags: impl Iterator<Item = String>, null: &ObjectId) -> Option<Op> {
+    let mut deleted: Vec<Update> = Vec::new();
+    for tag in tags {
+        if deleted.iter().all(|d| d.refname != tag) {
+            deleted.push(Update {
+                refname: tag,
+                new: Some(Value::oid(null)),
+                old: None,
+                no_deref: true,
+            });
+        }
+    }
+    (!deleted.is_empty()).then(|| Op::Tag {
+        updates: deleted,
+        message: String::new(),
+        create_reflog: false,
+    })
 }
 
 /// `opts` and `aops` with a linked worktree: transactions chosen by `rng` run in it, and
@@ -633,6 +659,12 @@ impl Resolver {
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
                 Some(self.fetch(u, model))
             }
+            AOp::Tag(updates, msg, new_segment, create_reflog) => {
+                let u =
+                    self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
+                // One in three deletes the first update's tag if it exists.
+                Some(self.tag(u, model, null, msg % 3 == 0))
+            }
             AOp::RefsTxn(updates, msg, new_segment, create_reflog) => {
                 let u =
                     self.txn_updates(updates, *msg, *new_segment, *create_reflog, model, null)?;
@@ -829,6 +861,74 @@ impl Resolver {
             updates: fetched,
             message,
         }
+    }
+
+    /// `updates` as a `git tag` ([`Op::tag_args`]): the first update's name as a tag of
+    /// the same short name (`refs/heads/a/b` → `refs/tags/a/b`, so the name pool's D/F
+    /// pairs and neighbours carry over; no root refs), set to the pool object it names
+    /// (`-f` over a tag holding an id, which the transaction expects; no ref otherwise) with
+    /// git's message `tag: tagging <abbrev> (<what>)`; or a `git tag -d` of the tags that
+    /// hold an id among those the deletions of `updates` name, with the first update's tag
+    /// (or else the first tag of the model) when `delete_first` (so that tags the case made
+    /// are deleted again, not only those a deletion of the same short name happens to
+    /// meet), or where it sets none or what `git tag` cannot. Never a symref (git resolves it before its transaction) nor the
+    /// checked-out branch; else a transaction.
+    fn tag(&self, updates: Vec<Update>, model: &Model, null: &ObjectId, delete_first: bool) -> Op {
+        let head = checked_out(model);
+        let as_tag = |name: &str| {
+            let rest = name.strip_prefix("refs/")?;
+            let short = rest.split_once('/').map_or(rest, |(_, s)| s);
+            let tag = format!("refs/tags/{short}");
+            let holds_id = !matches!(model.refs.get(&tag), Some(MValue::Symref(_)));
+            (holds_id && tag != head).then_some(tag)
+        };
+        let Some(first) = updates.first() else {
+            return self.segment_txn(updates);
+        };
+        let new = match &first.new {
+            Some(Value::Oid(h)) => ObjectId::from_hex(h),
+            _ => None,
+        };
+        let first_tag = as_tag(&first.refname);
+        let exists = |t: &String| model.refs.contains_key(t);
+        let any_tag = || {
+            let tags = model.refs.keys().filter(|n| n.starts_with("refs/tags/"));
+            tags.filter_map(|n| as_tag(n)).next()
+        };
+        let deleted = match first_tag.clone().filter(exists) {
+            _ if !delete_first => None,
+            Some(t) => Some(t),
+            None => any_tag(),
+        };
+        let op = match (new, first_tag.clone()) {
+            _ if deleted.is_some() => None,
+            (Some(id), Some(tag)) if !id.is_null() => self.pool.tag_description(&id).map(|what| {
+                // No ref: the null id (`as_tag` left out symrefs).
+                let old = match model.refs.get(&tag) {
+                    Some(MValue::Oid(o)) => *o,
+                    _ => ObjectId::null(id.hash()),
+                };
+                let hex = id.to_string();
+                Op::Tag {
+                    message: format!("tag: tagging {} ({what})", &hex[..7]),
+                    updates: vec![Update {
+                        refname: tag,
+                        new: Some(Value::Oid(hex)),
+                        old: Some(Value::oid(&old)),
+                        no_deref: false,
+                    }],
+                    create_reflog: self.create_reflog,
+                }
+            }),
+            _ => None,
+        };
+        op.or_else(|| {
+            let named = updates.iter().filter(|u| u.is_deletion());
+            let tags = deleted.clone().into_iter();
+            let tags = tags.chain(named.filter_map(|u| as_tag(&u.refname)).filter(exists));
+            tag_deletions(tags, null)
+        })
+        .unwrap_or_else(|| self.segment_txn(updates))
     }
 
     /// `git symbolic-ref` of the name of the first of `updates` (`first` its abstract form)
@@ -1110,6 +1210,7 @@ mod tests {
             | AOp::SymbolicRef(u, m, s, c)
             | AOp::Push(u, m, s, c)
             | AOp::Fetch(u, m, s, c)
+            | AOp::Tag(u, m, s, c)
             | AOp::WorktreeTxn(u, m, s, c) => Some(format!("{:?}", (u, m, s, c))),
             _ => None,
         }
@@ -1242,6 +1343,88 @@ mod tests {
             resolver.fetch(vec![set("refs/heads/main", 3)], &model),
             Op::Txn { .. }
         ));
+    }
+
+    /// A tag takes the first update's short name under `refs/tags/`, `-f` and the old id
+    /// over an existing tag, git's message for what the object is; deletions become
+    /// `tag -d` of the tags that exist; a symref, a root ref or an unknown object stays a
+    /// transaction.
+    #[test]
+    fn a_tag_names_the_first_update_under_refs_tags() {
+        let id = |n: u32| ObjectId::from_hex(&format!("{n:040x}")).unwrap();
+        let pool = Pool {
+            commits: vec![id(1), id(2), id(3)],
+            tags: vec![(id(7), id(2))],
+            tree: id(9),
+            missing: id(10),
+        };
+        let resolver = Resolver::new(pool, &Features::default(), &CaseOptions::default());
+        let mut model = Model::new(id(0), LogRefsOpt::True, 4096);
+        for (name, v) in [
+            ("HEAD", MValue::Symref("refs/heads/main".into())),
+            ("refs/tags/a", MValue::Oid(id(1))),
+            ("refs/tags/s", MValue::Symref("refs/heads/main".into())),
+        ] {
+            model.refs.insert(name.into(), v);
+        }
+        let set = |name: &str, n: u32| Update {
+            refname: name.into(),
+            new: Some(Value::oid(&id(n))),
+            old: None,
+            no_deref: false,
+        };
+        let tag = |updates: Vec<Update>| match resolver.tag(updates, &model, &id(0), false) {
+            Op::Tag {
+                updates, message, ..
+            } => (Op::tag_args(&updates, false).join(" "), message),
+            other => panic!("not a tag: {other:?}"),
+        };
+        let hex = |n: u32| id(n).to_string();
+        assert_eq!(
+            tag(vec![set("refs/heads/b/c", 2), set("refs/tags/a", 0)]),
+            (
+                format!("tag b/c {}", hex(2)),
+                "tag: tagging 0000000 (commit 1, 2005-04-07)".into()
+            )
+        );
+        assert_eq!(
+            tag(vec![set("refs/heads/a", 7)]),
+            (
+                format!("tag -f a {}", hex(7)),
+                "tag: tagging 0000000 (other tag object)".into()
+            )
+        );
+        assert_eq!(
+            tag(vec![set("refs/custom/t", 9)]).1,
+            "tag: tagging 0000000 (tree object)"
+        );
+        assert_eq!(
+            tag(vec![
+                set("refs/heads/x", 0),
+                set("refs/tags/a", 0),
+                set("refs/heads/a", 0)
+            ]),
+            ("tag -d a".into(), String::new())
+        );
+        let tag_or_delete = |updates: Vec<Update>| match resolver.tag(updates, &model, &id(0), true)
+        {
+            Op::Tag { updates, .. } => Op::tag_args(&updates, false).join(" "),
+            other => panic!("not a tag: {other:?}"),
+        };
+        assert_eq!(tag_or_delete(vec![set("refs/heads/a", 2)]), "tag -d a");
+        // No tag b: the first tag holding an id goes (not the symref s).
+        assert_eq!(tag_or_delete(vec![set("refs/heads/b", 2)]), "tag -d a");
+        for stays in [
+            vec![set("refs/heads/s", 1)],
+            vec![set("ORIG_HEAD", 1)],
+            vec![set("refs/heads/a", 10)],
+            vec![set("refs/heads/x", 0)],
+        ] {
+            assert!(matches!(
+                resolver.tag(stays, &model, &id(0), false),
+                Op::Txn { .. }
+            ));
+        }
     }
 
     /// Worktree transactions never write through `main-worktree/` or `worktrees/<id>/`

@@ -103,6 +103,11 @@ pub fn apply(
         } => symbolic_ref(db, name, target, message, committer, objects),
         Op::Push { updates } => txn(db, updates, Op::PUSH_MESSAGE, false, committer, objects),
         Op::Fetch { updates, message } => txn(db, updates, message, false, committer, objects),
+        Op::Tag {
+            updates,
+            message,
+            create_reflog,
+        } => txn(db, updates, message, *create_reflog, committer, objects),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {

@@ -105,6 +105,22 @@ impl Pool {
         };
         self.commits.iter().position(|c| c == commit)
     }
+
+    /// What `git tag`'s reflog message says of `id` in parentheses: a commit's subject and
+    /// its committer date as a UTC day (the pool's commits are made at tick 0, subject
+    /// `commit <place>`), `other tag object` for an annotated tag, `tree object`; `None` for
+    /// an id no object has (git refuses to tag it).
+    pub fn tag_description(&self, id: &ObjectId) -> Option<String> {
+        if let Some(place) = self.commits.iter().position(|c| c == id) {
+            Some(format!("commit {place}, {}", utc_day(BASE_TIME)))
+        } else if self.tags.iter().any(|(t, _)| t == id) {
+            Some("other tag object".into())
+        } else if *id == self.tree {
+            Some("tree object".into())
+        } else {
+            None
+        }
+    }
 }
 
 impl PoolObjects<'_> {
@@ -129,5 +145,35 @@ impl Objects for PoolObjects<'_> {
             ObjectKind::Commit => Some(true),
             _ => Some(false),
         }
+    }
+}
+
+/// `YYYY-MM-DD` of the UTC day `secs` after the epoch (the civil calendar from a day count,
+/// as in Howard Hinnant's `civil_from_days`).
+fn utc_day(secs: u64) -> String {
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Days against `date -u -d @SECS +%F`.
+    #[test]
+    fn utc_days() {
+        assert_eq!(utc_day(0), "1970-01-01");
+        assert_eq!(utc_day(BASE_TIME), "2005-04-07");
+        assert_eq!(utc_day(951_825_600), "2000-02-29");
+        assert_eq!(utc_day(4_107_542_399), "2100-02-28");
+        assert_eq!(utc_day(4_107_542_400), "2100-03-01");
     }
 }

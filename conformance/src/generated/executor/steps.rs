@@ -62,6 +62,11 @@ impl Executor<'_> {
             } => self.run_symbolic_ref(op, name, target, message),
             Op::Push { updates } => self.run_git_txn(op, updates, Op::PUSH_MESSAGE, false),
             Op::Fetch { updates, message } => self.run_git_txn(op, updates, message, false),
+            Op::Tag {
+                updates,
+                message,
+                create_reflog,
+            } => self.run_git_txn(op, updates, message, *create_reflog),
             Op::ReflogExpire {
                 refname,
                 expire,
