@@ -863,16 +863,15 @@ impl Resolver {
         }
     }
 
-    /// `updates` as a `git tag` ([`Op::tag_args`]): the first update's name as a tag of
-    /// the same short name (`refs/heads/a/b` → `refs/tags/a/b`, so the name pool's D/F
-    /// pairs and neighbours carry over; no root refs), set to the pool object it names
-    /// (`-f` over a tag holding an id, which the transaction expects; no ref otherwise) with
-    /// git's message `tag: tagging <abbrev> (<what>)`; or a `git tag -d` of the tags that
-    /// hold an id among those the deletions of `updates` name, with the first update's tag
-    /// (or else the first tag of the model) when `delete_first` (so that tags the case made
-    /// are deleted again, not only those a deletion of the same short name happens to
-    /// meet), or where it sets none or what `git tag` cannot. Never a symref (git resolves it before its transaction) nor the
-    /// checked-out branch; else a transaction.
+    /// `updates` as a `git tag` ([`Op::tag_args`]). Names map to tags of the same short
+    /// name (`refs/heads/a/b` → `refs/tags/a/b`, so the name pool's D/F pairs and neighbours
+    /// carry over; no root refs, never a symref, which git resolves before its transaction,
+    /// nor the checked-out branch). When `delete_first`, a `git tag -d` of the first
+    /// update's tag, or else of the model's first tag (so that the tags a case made are
+    /// deleted again); otherwise the first update's tag set to the pool object it names,
+    /// `-f` over an existing tag (the transaction expects its id; no ref otherwise), with
+    /// git's message `tag: tagging <abbrev> (<what>)`. Where neither applies, a `git tag -d`
+    /// of the existing tags the deletions among `updates` name; else a transaction.
     fn tag(&self, updates: Vec<Update>, model: &Model, null: &ObjectId, delete_first: bool) -> Op {
         let head = checked_out(model);
         let as_tag = |name: &str| {
@@ -882,51 +881,48 @@ impl Resolver {
             let holds_id = !matches!(model.refs.get(&tag), Some(MValue::Symref(_)));
             (holds_id && tag != head).then_some(tag)
         };
-        let Some(first) = updates.first() else {
-            return self.segment_txn(updates);
-        };
-        let new = match &first.new {
-            Some(Value::Oid(h)) => ObjectId::from_hex(h),
-            _ => None,
-        };
-        let first_tag = as_tag(&first.refname);
         let exists = |t: &String| model.refs.contains_key(t);
-        let any_tag = || {
-            let tags = model.refs.keys().filter(|n| n.starts_with("refs/tags/"));
-            tags.filter_map(|n| as_tag(n)).next()
-        };
-        let deleted = match first_tag.clone().filter(exists) {
-            _ if !delete_first => None,
-            Some(t) => Some(t),
-            None => any_tag(),
-        };
-        let op = match (new, first_tag.clone()) {
-            _ if deleted.is_some() => None,
-            (Some(id), Some(tag)) if !id.is_null() => self.pool.tag_description(&id).map(|what| {
-                // No ref: the null id (`as_tag` left out symrefs).
-                let old = match model.refs.get(&tag) {
-                    Some(MValue::Oid(o)) => *o,
-                    _ => ObjectId::null(id.hash()),
-                };
-                let hex = id.to_string();
-                Op::Tag {
-                    message: format!("tag: tagging {} ({what})", &hex[..7]),
-                    updates: vec![Update {
-                        refname: tag,
-                        new: Some(Value::Oid(hex)),
-                        old: Some(Value::oid(&old)),
-                        no_deref: false,
-                    }],
-                    create_reflog: self.create_reflog,
-                }
-            }),
+        let first = updates.first();
+        let first_tag = first.and_then(|u| as_tag(&u.refname));
+        if delete_first {
+            let model_tags = model.refs.keys().filter(|n| n.starts_with("refs/tags/"));
+            let mut model_tags = model_tags.filter_map(|n| as_tag(n));
+            let chosen = first_tag
+                .clone()
+                .filter(exists)
+                .or_else(|| model_tags.next());
+            if let Some(op) = tag_deletions(chosen.into_iter(), null) {
+                return op;
+            }
+        }
+        let set = match first.and_then(|u| u.new.as_ref()) {
+            Some(Value::Oid(h)) => ObjectId::from_hex(h).filter(|id| !id.is_null()),
             _ => None,
         };
+        let op = set.zip(first_tag).and_then(|(id, first_tag)| {
+            let what = self.pool.tag_description(&id)?;
+            let old = match model.refs.get(&first_tag) {
+                Some(MValue::Oid(o)) => *o,
+                _ => ObjectId::null(id.hash()),
+            };
+            let hex = id.to_string();
+            Some(Op::Tag {
+                message: format!("tag: tagging {} ({what})", &hex[..7]),
+                updates: vec![Update {
+                    refname: first_tag,
+                    new: Some(Value::Oid(hex)),
+                    old: Some(Value::oid(&old)),
+                    no_deref: false,
+                }],
+                create_reflog: self.create_reflog,
+            })
+        });
         op.or_else(|| {
             let named = updates.iter().filter(|u| u.is_deletion());
-            let tags = deleted.clone().into_iter();
-            let tags = tags.chain(named.filter_map(|u| as_tag(&u.refname)).filter(exists));
-            tag_deletions(tags, null)
+            tag_deletions(
+                named.filter_map(|u| as_tag(&u.refname)).filter(exists),
+                null,
+            )
         })
         .unwrap_or_else(|| self.segment_txn(updates))
     }
