@@ -18,14 +18,14 @@
 //! Where to find things:
 //!
 //! - **a check of the generated mode**: the [`finding::divergence::Check`] variant names it;
-//!   the comparison is in `generated/executor/checks.rs` (state after every step, git's view,
+//!   the comparison is in `cases/executor/checks.rs` (state after every step, git's view,
 //!   reflogs, git reading our stack), `lookups.rs` (point lookups), `expiry.rs` (reflog
 //!   expiry in compaction), `reads.rs` (`@{n}`, `git refs exists`, `git refs verify`),
 //!   `filtered.rs` (`for-each-ref` / `git refs list` with `--exclude`, patterns,
 //!   `--points-at`), `worktree.rs` (a worktree case's linked worktree), `batch.rs` (an
-//!   `update-ref --batch-updates` step; its rejections compared in [`generated::batch`]), or
-//!   [`generated::verdict`] (accept/refuse and the refusal's class); each operation's run on
-//!   git, us and the model in `generated/executor/steps.rs`.
+//!   `update-ref --batch-updates` step; its rejections compared in [`cases::batch`]), or
+//!   [`cases::verdict`] (accept/refuse and the refusal's class); each operation's run on
+//!   git, us and the model in `cases/executor/steps.rs`.
 //! - **a check of another mode**: `concurrent/check.rs` (one function per family),
 //!   [`migrate`], `damaged/observe.rs`.
 //! - **the wording of a git message**: [`git::messages::WORDINGS`] (every wording from 2.45
@@ -38,7 +38,7 @@
 //! - **how git is run**: [`git::driver`] (environment, timeouts that kill the process group,
 //!   `update-ref --stdin` coprocesses); scripts git executes (hooks, wrappers) are written
 //!   by `exec_file.rs`, never opened for writing by a process that forks.
-//! - **what a finding directory holds**: `generated/casedir.rs`, `concurrent/finding_dir.rs`,
+//! - **what a finding directory holds**: `cases/casedir.rs`, `concurrent/finding_dir.rs`,
 //!   `damaged/finding_dir.rs`, `migrate/finding_dir.rs`.
 //! - **TAP and JUnit output, time budgets**: [`ci_output`] writes what each mode's
 //!   `ci_tests.rs` makes of its report; [`budget`] is the `--seconds` and `--fail-fast`
@@ -48,20 +48,19 @@ pub use reftable_harness::refs_model as model;
 pub use reftable_harness::{ops, snapshot};
 
 pub mod budget;
+pub mod cases;
 pub mod ci_output;
 pub mod concurrent;
 pub mod cpu;
 pub mod damaged;
 pub mod defects;
 pub mod err_class;
-mod exec_file;
 pub mod faults;
 pub mod finding;
-pub mod generated;
 pub mod git;
 pub mod migrate;
 pub mod powerloss;
-mod rng;
+pub mod run;
 pub mod setup;
 mod stack_files;
-pub mod yardstick;
+pub mod syscalls;

@@ -6,24 +6,24 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use conformance::budget::{Budget, Stop};
+use conformance::cases::case::run_concrete;
+use conformance::cases::casedir::CaseFile;
 use conformance::ci_output::result::TestResult;
 use conformance::ci_output::sink::CiTargets;
 use conformance::concurrent::{run_concurrent, ConcurrentConfig, ConcurrentReport};
 use conformance::defects::registry::{self, ExpectedSet};
 use conformance::defects::upstream::maintainers_section;
-use conformance::generated::case::run_concrete;
-use conformance::generated::casedir::CaseFile;
-use conformance::generated::report::Report;
-use conformance::generated::run::{minimize_dir, run_within, RunConfig};
 use conformance::git::driver::Git;
 use conformance::migrate::{run_migrate_within, MigrateConfig};
+use conformance::run::report::Report;
+use conformance::run::runner::{minimize_dir, run_within, RunConfig};
 use conformance::setup::env::Env;
 
 mod ci_args;
 mod faults_cli;
 
 use ci_args::{write_ci, CiArgs};
-mod yardstick_cli;
+use reftable_yardstick::cli as yardstick_cli;
 
 #[derive(Parser)]
 #[command(
@@ -446,7 +446,7 @@ fn run_cmd(args: RunArgs) -> i32 {
         let _ = std::fs::write(p, md);
     }
     print_run(&r, &out);
-    let tests = conformance::generated::ci_tests::ci_tests(&r);
+    let tests = conformance::run::ci_tests::ci_tests(&r);
     write_ci(&out, "reftable-rs conformance run", &tests);
     i32::from(r.unexpected_divergences > 0 || r.stale_expected > 0 || !concurrent_clean)
 }
@@ -591,7 +591,7 @@ fn replay(dir: &Path, git: Option<PathBuf>) -> i32 {
         std::process::exit(2);
     });
     let env = case_env(&file, git);
-    if let Some(why) = conformance::generated::case::not_applicable(&env.profile, &file.ops) {
+    if let Some(why) = conformance::cases::case::not_applicable(&env.profile, &file.ops) {
         eprintln!("conformance: cannot replay {}: {why}", dir.display());
         return 2;
     }
@@ -816,9 +816,9 @@ fn main() {
         Some(Cmd::Migrate(a)) => migrate(a),
         Some(Cmd::Probe { git }) => probe(git),
         Some(Cmd::Upstream { id, out }) => upstream(&id, &out),
-        Some(Cmd::MutateGit(a)) => yardstick_cli::mutate_git(a),
-        Some(Cmd::MutateMerge(a)) => yardstick_cli::mutate_merge(a),
-        Some(Cmd::Coverage(a)) => yardstick_cli::coverage(a),
+        Some(Cmd::MutateGit(a)) => fatal_is_2(yardstick_cli::mutate_git(a)),
+        Some(Cmd::MutateMerge(a)) => fatal_is_2(yardstick_cli::mutate_merge(a)),
+        Some(Cmd::Coverage(a)) => fatal_is_2(yardstick_cli::coverage(a)),
         Some(Cmd::Faults(a)) => {
             let e = env(a.common.git.as_deref());
             faults_cli::faults(a, e)
@@ -837,6 +837,14 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// An exit status, or the reason a command could not run: said, exit 2.
+fn fatal_is_2(r: Result<i32, String>) -> i32 {
+    r.unwrap_or_else(|e| {
+        eprintln!("conformance: {e}");
+        2
+    })
 }
 
 /// The "for git's maintainers" section over the default registry (the one the damaged and

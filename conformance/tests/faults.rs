@@ -53,7 +53,7 @@ fn classes(r: &serde_json::Value, side: &str) -> Vec<String> {
 }
 
 fn strace_or_skip() -> bool {
-    if conformance::faults::strace::available() {
+    if conformance::syscalls::strace::available() {
         return true;
     }
     assert!(

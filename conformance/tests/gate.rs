@@ -4,7 +4,7 @@
 mod common;
 
 use conformance::defects::registry::{self, ExpectedSet, Mode};
-use conformance::generated::case::run_generated;
+use conformance::cases::case::run_generated;
 
 #[test]
 fn bounded_gate_has_no_unexpected_divergence() {
@@ -40,7 +40,7 @@ fn bounded_gate_has_no_unexpected_divergence() {
 fn expected_divergences_still_reproduce() {
     let Some(env) = common::env() else { return };
     let known = ExpectedSet::load(&registry::default_path()).unwrap();
-    let stale = conformance::generated::stale::stale(&known, &env);
+    let stale = conformance::run::stale::stale(&known, &env);
     assert!(stale.is_empty(), "{stale:#?}");
     eprintln!(
         "{} known divergences in range of git {}, all reproduce",
@@ -63,12 +63,12 @@ fn fixed_divergences_stay_fixed() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let case = entry.unwrap().path();
         cases += 1;
-        let file = conformance::generated::casedir::CaseFile::read(&case).unwrap();
-        if let Some(why) = conformance::generated::case::not_applicable(&env.profile, &file.ops) {
+        let file = conformance::cases::casedir::CaseFile::read(&case).unwrap();
+        if let Some(why) = conformance::cases::case::not_applicable(&env.profile, &file.ops) {
             eprintln!("{}: not run: {why}", case.display());
             continue;
         }
-        let r = conformance::generated::case::run_concrete(&env, file.options, &file.ops).unwrap();
+        let r = conformance::cases::case::run_concrete(&env, file.options, &file.ops).unwrap();
         let unexpected: Vec<_> = r
             .divergences
             .iter()

@@ -9,9 +9,9 @@ mod common;
 
 use conformance::defects::registry::{self, ExpectedSet};
 use conformance::finding::divergence::Divergence;
-use conformance::generated::case::{run_concrete, run_generated};
-use conformance::generated::casedir::{self, CaseFile};
-use conformance::generated::minimize::minimize;
+use conformance::cases::case::{run_concrete, run_generated};
+use conformance::cases::casedir::{self, CaseFile};
+use conformance::cases::minimize::minimize;
 use reftable::test_hooks::{plant, Defect};
 
 #[test]

@@ -5,9 +5,9 @@
 mod common;
 
 use conformance::defects::registry::{self, ExpectedSet};
-use conformance::generated::case::{run_concrete, run_generated_with_reach};
-use conformance::generated::generate::generate_with_reach;
-use conformance::generated::outcome::CaseResult;
+use conformance::cases::case::{run_concrete, run_generated_with_reach};
+use conformance::cases::generate::generate_with_reach;
+use conformance::cases::outcome::CaseResult;
 use conformance::ops::{CaseOptions, Op, Update, Value};
 use reftable::HashId;
 

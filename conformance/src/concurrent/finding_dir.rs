@@ -129,7 +129,7 @@ fn serial_replay(
     cfg: &ConcurrentConfig,
     ops: Vec<crate::ops::Op>,
 ) -> Result<String, String> {
-    let serial = crate::generated::case::run_concrete(env, case_options(), &ops)?;
+    let serial = crate::cases::case::run_concrete(env, case_options(), &ops)?;
     let line = if serial.divergences.is_empty() {
         format!(
             "\nserial replay of the {} committed operations in commit order (serial/): no divergence, so the finding needs the interleaving\n",
@@ -144,7 +144,7 @@ fn serial_replay(
             serial.divergences[0].class
         )
     };
-    let file = crate::generated::casedir::CaseFile {
+    let file = crate::cases::casedir::CaseFile {
         seed: Some(cfg.seed),
         index: None,
         options: case_options(),
@@ -153,7 +153,7 @@ fn serial_replay(
         git_version: env.git.version().to_string(),
         git: Some(env.git.bin().display().to_string()),
     };
-    crate::generated::casedir::write(
+    crate::cases::casedir::write(
         &dir.join("serial"),
         &file,
         &serial,

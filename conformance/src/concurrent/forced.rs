@@ -29,11 +29,11 @@ use reftable::ObjectId;
 
 use crate::concurrent::coordinator::case_options;
 use crate::concurrent::evidence::git_refs;
-use crate::faults::strace::{available, program_and_args, under_strace};
 use crate::finding::divergence::Finding;
 use crate::git::driver::{Exit, Group};
 use crate::setup::env::{init_repo, Env};
 use crate::stack_files::copy_dir;
+use crate::syscalls::strace::{available, program_and_args, under_strace};
 
 /// What the forced scenarios came to on one git.
 #[derive(Clone, Debug, Default)]

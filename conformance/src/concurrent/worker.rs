@@ -17,8 +17,8 @@ use crate::concurrent::spec::{
 };
 use crate::git::driver::{committer_at, Git};
 use crate::ops::{Update, Value};
-use crate::rng::Rng;
 use crate::setup::pool::PoolObjects;
+use reftable_testkit::rng::Rng;
 
 /// What one writer knows about the refs only it writes, and what it last read of the others.
 struct State {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use reftable::refdb::RefDb;
 use reftable::HashId;
 
-use crate::generated::executor::Executor;
+use crate::cases::executor::Executor;
 use crate::setup::env::Env;
 use crate::stack_files::copy_dir;
 
@@ -83,11 +83,11 @@ fn copy_case(
     index: u64,
     dir: &Path,
 ) -> Result<Option<(PathBuf, HashId)>, String> {
-    let (opts, aops) = crate::generated::generate::generate(seed, index, 30);
+    let (opts, aops) = crate::cases::generate::generate(seed, index, 30);
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
     let mut resolver =
-        crate::generated::generate::Resolver::new(pool, &env.profile.features, &exec.opts);
+        crate::cases::generate::Resolver::new(pool, &env.profile.features, &exec.opts);
     for a in &aops {
         if let Some(op) = resolver.resolve(a, exec.model(), &exec.null()) {
             exec.step(op);

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::rng::Rng;
 use crate::stack_files::copy_dir;
+use reftable_testkit::rng::Rng;
 
 use super::base::Base;
 use super::damage::{Damage, Edit};

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use crate::faults::points::{FaultPoint, SYSCALLS};
-use crate::faults::strace::short_write_wrapper;
 use crate::finding::dir::{fresh, write_script, REPRODUCE};
 use crate::finding::script::sh_quote;
 use crate::git::driver::{date_at, EMAIL, NAME};
 use crate::stack_files::copy_dir;
+use crate::syscalls::points::{FaultPoint, SYSCALLS};
+use crate::syscalls::strace::short_write_wrapper;
 
 /// What a finding directory is made of.
 pub struct FindingFiles<'a> {

@@ -18,19 +18,19 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cases::case::{not_applicable, run_generated};
+use crate::cases::ours::refdb_options;
 use crate::faults::class::{Class, Reported};
 use crate::faults::config::FaultsConfig;
-use crate::faults::points::{fault_points, parse_trace_in, Scope};
-use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
 use crate::faults::worker::{pool_spec, Work, WorkerSpec};
-use crate::generated::case::{not_applicable, run_generated};
-use crate::generated::ours::refdb_options;
 use crate::migrate::replay::replay_on_files;
 use crate::ops::CaseOptions;
 use crate::setup::env::Env;
 use crate::snapshot::Snapshot;
 use crate::stack_files::copy_dir;
+use crate::syscalls::points::{fault_points, parse_trace_in, Scope};
+use crate::syscalls::strace::{self, Traced, Tracing};
 
 /// One migration of a case's repository, tried under faults.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -27,9 +27,7 @@ pub mod config;
 pub mod finding_dir;
 pub mod migration;
 pub mod observe;
-pub mod points;
 pub mod report;
-pub mod strace;
 pub mod trial;
 pub mod worker;
 
@@ -37,13 +35,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::cases::case::{not_applicable, run_generated};
 use crate::defects::registry::{ExpectedSet, Mode};
 use crate::finding::script::{git_invocation, sh_quote, ticks};
-use crate::generated::case::{not_applicable, run_generated};
 use crate::git::version::GitVersion;
 use crate::ops::Op;
-use crate::rng::Rng;
 use crate::setup::env::{init_repo, Env};
+use reftable_testkit::rng::Rng;
 
 pub use config::FaultsConfig;
 use report::{FaultsReport, OpRun};
@@ -68,7 +66,7 @@ pub fn run_faults(
     known: &ExpectedSet,
     cfg: &FaultsConfig,
 ) -> Result<FaultsReport, String> {
-    if !strace::available() {
+    if !crate::syscalls::strace::available() {
         return Err("strace is not installed (apt-get install strace)".into());
     }
     let started = Instant::now();

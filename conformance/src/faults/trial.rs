@@ -8,19 +8,19 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cases::ours::refdb_options;
 use crate::faults::class::{classify, interrupted, Class, Reported};
 use crate::faults::observe::{observe, Lookers, NEXT_REF};
-use crate::faults::points::{fault_points, git_only, must_retry, parse_trace, FaultPoint};
-use crate::faults::strace::{self, Traced, Tracing};
 use crate::faults::worker::{pool_spec, Work, WorkerOutcome, WorkerSpec};
 use crate::finding::script::git_invocation;
-use crate::generated::ours::refdb_options;
 use crate::git::driver::{committer_at, Exit};
 use crate::ops::{CaseOptions, Op};
 use crate::setup::env::Env;
 use crate::setup::pool::PoolObjects;
 use crate::snapshot::Snapshot;
 use crate::stack_files::copy_dir;
+use crate::syscalls::points::{fault_points, git_only, must_retry, parse_trace, FaultPoint};
+use crate::syscalls::strace::{self, Traced, Tracing};
 use reftable::refdb::{RefDb, RefUpdate};
 
 /// Whose write is faulted.

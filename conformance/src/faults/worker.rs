@@ -9,8 +9,8 @@ use reftable::refdb::{FilesRefs, RefDb};
 use reftable::ObjectId;
 use serde::{Deserialize, Serialize};
 
+use crate::cases::ours;
 use crate::err_class::ErrClass;
-use crate::generated::ours;
 use crate::git::driver::committer_at;
 use crate::ops::{CaseOptions, Op};
 use crate::setup::pool::{Pool, PoolObjects};

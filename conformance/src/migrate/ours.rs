@@ -28,7 +28,7 @@ impl OurStack {
     /// them; nothing is written yet.
     pub(crate) fn new(dir: PathBuf, opts: CaseOptions, profile: &Profile) -> OurStack {
         let hash = opts.hash();
-        let fitted = crate::generated::executor::fit(opts, profile);
+        let fitted = crate::cases::executor::fit(opts, profile);
         let options = RefDbOptions {
             stack: StackOptions {
                 write: WriteOptions {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::budget::Budget;
+use crate::cases::case::run_generated;
 use crate::defects::registry::{default_path, ExpectedSet};
-use crate::generated::case::run_generated;
 use crate::migrate::case::CaseRun;
 use crate::migrate::config::MigrateConfig;
 use crate::migrate::finding_dir::write_case_dir;

@@ -10,11 +10,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::faults::class::Reported;
-use crate::faults::strace::Tracing;
 use crate::faults::trial::{reported, OpUnderTest, Side};
 use crate::powerloss::crash::{complete, crash_states, Files};
 use crate::powerloss::fsops::{parse, FsOp, EXTRA_SYSCALLS};
 use crate::snapshot::Snapshot;
+use crate::syscalls::strace::Tracing;
 
 /// What a crash state came to, worst first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

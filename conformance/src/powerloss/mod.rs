@@ -201,7 +201,7 @@ pub fn run_powerloss(
     known: &ExpectedSet,
     cfg: &FaultsConfig,
 ) -> Result<PowerLossReport, String> {
-    if !crate::faults::strace::available() {
+    if !crate::syscalls::strace::available() {
         return Err("strace is not installed (apt-get install strace)".into());
     }
     let started = Instant::now();

@@ -1,0 +1,612 @@
+//! The state checks of a case: after every step, the tables byte for byte, our reader on
+//! git's stack, the model, the files-backend twin and git's own view of its stack; at the end
+//! of a case, git's reflogs and git reading a copy of our stack (git's other reads at the
+//! end are in `reads.rs`).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+
+use reftable::ObjectId;
+
+use crate::finding::divergence::{Check, Divergence};
+
+use crate::cases::executor::Executor;
+
+use crate::model::SYMREF_READS;
+use crate::snapshot::{SValue, Snapshot};
+use crate::stack_files::{copy_dir, tables, tables_cached, Tables};
+
+fn fingerprint(t: &Tables) -> u64 {
+    let mut h = DefaultHasher::new();
+    t.hash(&mut h);
+    h.finish()
+}
+
+pub(crate) fn first_difference(a: &Tables, b: &Tables) -> Option<String> {
+    let names = |t: &Tables| t.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    if names(a) != names(b) {
+        return Some(format!(
+            "tables.list differs: ours {:?}, git's {:?}",
+            names(a),
+            names(b)
+        ));
+    }
+    for ((name, x), (_, y)) in a.iter().zip(b) {
+        if x != y {
+            let at = x
+                .iter()
+                .zip(y.iter())
+                .position(|(p, q)| p != q)
+                .unwrap_or(x.len().min(y.len()));
+            let block = block_at(y, at);
+            return Some(format!(
+                "{name}: bytes differ at offset {at} (block {block}); ours {} bytes, git's {}",
+                x.len(),
+                y.len()
+            ));
+        }
+    }
+    None
+}
+
+fn block_at(bytes: &[u8], at: usize) -> String {
+    let Ok(t) = reftable::Table::from_bytes("git", bytes.to_vec()) else {
+        return "?".into();
+    };
+    for (k, b) in t.blocks().enumerate() {
+        let Ok(b) = b else { break };
+        if (b.offset as usize..b.offset as usize + b.full_size).contains(&at) {
+            return format!("{k} '{}' at {}", b.block_type.byte() as char, b.offset);
+        }
+    }
+    "footer".into()
+}
+
+/// An end-of-case probe of `E` (the executor): what went wrong, if anything.
+type Probe<E> = fn(&E) -> Result<(), String>;
+
+impl Executor<'_> {
+    /// The checks after a step, in order; the first that fails ends them.
+    pub(crate) fn check_state(&mut self) {
+        let Some(theirs_tables) = self.check_bytes() else {
+            return;
+        };
+        let Some(ours) = self.check_readers() else {
+            return;
+        };
+        self.count(Check::Model);
+        let model = Snapshot::of_model(&self.model);
+        let seen = ours.as_model_sees();
+        if model != seen {
+            let d = seen.diff(&model, 10).join("\n");
+            self.diverge(Check::Model, "value mismatch", d);
+            return;
+        }
+        let fp = fingerprint(&theirs_tables);
+        let touched = std::mem::take(&mut self.touched);
+        let git_too = self.looked_up != Some(fp);
+        self.check_lookups(&ours, &touched, git_too);
+        if self.diverged() {
+            return;
+        }
+        self.looked_up = Some(fp);
+        if !self.check_twin(&seen) {
+            return;
+        }
+        // git's view of its stack depends on nothing but the stack (the objects are fixed):
+        // an unchanged stack was checked already.
+        if self.viewed == Some(fp) {
+            self.result.unchanged += 1;
+            return;
+        }
+        self.check_git_view(&ours, fp);
+    }
+
+    /// Our tables and git's, byte for byte; git's tables when they are the same.
+    fn check_bytes(&mut self) -> Option<Tables> {
+        let git_stack = self.repo.path().join(".git/reftable");
+        self.count(Check::Bytes);
+        let theirs_tables = tables_cached(&git_stack, &mut self.table_cache);
+        let ours_tables = tables_cached(self.ours_dir.path(), &mut self.table_cache);
+        if self.table_cache.len() > 4096 {
+            self.table_cache.clear();
+        }
+        if let Some(d) = first_difference(&ours_tables, &theirs_tables) {
+            self.diverge(Check::Bytes, "bytes differ", d);
+            return None;
+        }
+        Some(theirs_tables)
+    }
+
+    /// Our reader on our stack and on git's (reloaded): both read, and read the same;
+    /// what we read when they do.
+    fn check_readers(&mut self) -> Option<Snapshot> {
+        let ours = match Snapshot::of_refdb(&self.db) {
+            Ok(s) => s,
+            Err(e) => {
+                self.diverge(
+                    Check::OursReadsGit,
+                    "read error",
+                    format!("our stack: {e:#}"),
+                );
+                return None;
+            }
+        };
+        self.count(Check::OursReadsGit);
+        let theirs = self
+            .git_db
+            .reload()
+            .and_then(|()| Snapshot::of_refdb(&self.git_db));
+        match theirs {
+            Ok(theirs) if theirs != ours => {
+                let d = ours.diff(&theirs, 10).join("\n");
+                self.diverge(Check::OursReadsGit, "value mismatch", d);
+                return None;
+            }
+            Err(e) => {
+                self.diverge(
+                    Check::OursReadsGit,
+                    "read error",
+                    format!("git's stack: {e:#}"),
+                );
+                return None;
+            }
+            _ => {}
+        }
+        Some(ours)
+    }
+
+    /// The files-backend twin's refs against ours (`seen`, as the model sees them), unless
+    /// neither changed since they last agreed; false when they differ.
+    fn check_twin(&mut self, seen: &Snapshot) -> bool {
+        let mut ours_refs = seen.refs.clone();
+        // libgit2 lists refs under refs/ plus HEAD and ORIG_HEAD.
+        ours_refs.retain(|k, _| k.starts_with("refs/") || k == "HEAD" || k == "ORIG_HEAD");
+        let refs_fp = {
+            let mut h = DefaultHasher::new();
+            ours_refs.hash(&mut h);
+            h.finish()
+        };
+        // The twin changes only when a transaction is applied to it; with our refs the same
+        // too, the comparison was made already.
+        let twin_unchanged = !self.twin_changed && self.twin_checked == Some(refs_fp);
+        if twin_unchanged && self.twin.is_some() {
+            self.result.unchanged += 1;
+        } else if let Some((_, twin)) = &self.twin {
+            let twin_refs = twin.refs();
+            self.count(Check::Twin);
+            self.twin_changed = false;
+            self.twin_checked = Some(refs_fp);
+            match twin_refs {
+                Ok(t) if t != ours_refs => {
+                    let other = Snapshot {
+                        refs: t,
+                        logs: Default::default(),
+                    };
+                    let mine = Snapshot {
+                        refs: ours_refs,
+                        logs: Default::default(),
+                    };
+                    let d = mine.diff(&other, 10).join("\n");
+                    self.diverge(Check::Twin, "value mismatch", d);
+                    return false;
+                }
+                Err(e) => {
+                    self.diverge(Check::Twin, "twin error", e);
+                    return false;
+                }
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// git's `for-each-ref` of its stack against what it should show for our refs;
+    /// remembers the stack (`fp`) when they agree.
+    fn check_git_view(&mut self, ours: &Snapshot, fp: u64) {
+        self.count(Check::GitView);
+        let repo = self.repo.path().to_path_buf();
+        match self.git_refs(&repo) {
+            Ok(view) => {
+                let expect = self.expected_git_view(ours);
+                if view != expect {
+                    let d = listing_difference(&view, &expect);
+                    self.diverge(
+                        Check::GitView,
+                        "value mismatch",
+                        format!("for-each-ref: {d}"),
+                    );
+                    return;
+                }
+                self.viewed = Some(fp);
+            }
+            Err(e) => self.diverge(Check::GitView, "git rejects stack", e),
+        }
+    }
+
+    /// `for-each-ref` lines (name, object, peeled, symref), root refs included where git can
+    /// list them.
+    pub(super) fn git_refs(&self, repo: &Path) -> Result<Vec<String>, String> {
+        let mut args = vec!["for-each-ref"];
+        if self.env.profile.features.include_root_refs {
+            args.push("--include-root-refs");
+        }
+        args.push("--format=%(refname) %(objectname) %(*objectname) %(symref)");
+        let out = self.env.git.run(repo, &args, "", self.tick);
+        if !out.exit.success() {
+            return Err(format!("for-each-ref: {:?}: {}", out.exit, out.stderr));
+        }
+        Ok(out.stdout.lines().map(str::to_string).collect())
+    }
+
+    /// What `for-each-ref` shows for our refs: symrefs resolved to their final ref (dangling
+    /// and too deep ones hidden), peeled ids of annotated tags, one-level names other than
+    /// root refs hidden (and all of them without `--include-root-refs`).
+    pub(super) fn expected_git_view(&self, ours: &Snapshot) -> Vec<String> {
+        let pool = &self.env.pool(self.hash).pool;
+        let root_refs = self.env.profile.features.include_root_refs;
+        let peel = |id: &str| {
+            pool.tags
+                .iter()
+                .find(|(t, _)| t.to_string() == id)
+                .map(|(_, p)| p.to_string())
+                .unwrap_or_default()
+        };
+        let mut out = Vec::new();
+        for (name, v) in &ours.refs {
+            let root = !name.contains('/');
+            if root && (!root_refs || (name != "HEAD" && !name.ends_with("_HEAD"))) {
+                continue;
+            }
+            let (oid, symref) = match v {
+                SValue::Oid(id, _) => (id.clone(), String::new()),
+                SValue::Symref(_) => match resolve(ours, name) {
+                    Some((id, last)) => (id, last),
+                    None => continue,
+                },
+            };
+            out.push(format!("{name} {oid} {} {symref}", peel(&oid)));
+        }
+        out
+    }
+
+    /// End-of-case checks: git's reflogs against ours (`log -g`, `reflog list`, positions),
+    /// git reading a copy of our stack, and git's narrowed listings.
+    pub fn finish(mut self) -> crate::cases::outcome::CaseResult {
+        if self.diverged() {
+            return self.result;
+        }
+        let step_end = self.result.ops.len();
+        let ours = Snapshot::of_refdb(&self.db).unwrap_or_default();
+        let repo = self.repo.path().to_path_buf();
+        self.count(Check::GitReflogs);
+        if self.env.profile.features.reflog_list {
+            let list = self.env.git.run(&repo, &["reflog", "list"], "", self.tick);
+            let git_names: Vec<&str> = list.stdout.lines().collect();
+            let our_names: Vec<&str> = ours.logs.keys().map(String::as_str).collect();
+            if !list.exit.success() || git_names != our_names {
+                self.result.divergences.push(Divergence {
+                    step: step_end,
+                    check: Check::GitReflogs,
+                    class: "reflog mismatch".into(),
+                    detail: format!("git reflog list {git_names:?}, ours {our_names:?}"),
+                });
+                return self.result;
+            }
+        }
+        let theirs = self.git_reflogs(&repo, &ours);
+        let expect = self.expected_git_reflogs(&ours);
+        for (name, lines) in &theirs {
+            if expect.get(name) != Some(lines) {
+                let want = expect.get(name).cloned().unwrap_or_default();
+                let first = want
+                    .iter()
+                    .zip(lines)
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("expected {a:?}, git {b:?}"))
+                    .unwrap_or_else(|| format!("git's first line {:?}", lines.first()));
+                self.result.divergences.push(Divergence {
+                    step: step_end,
+                    check: Check::GitReflogs,
+                    class: "reflog mismatch".into(),
+                    detail: format!(
+                        "log -g {name}: {} lines expected, git {}; {first}",
+                        want.len(),
+                        lines.len()
+                    ),
+                });
+                return self.result;
+            }
+        }
+        if !self.check_reflog_positions(&ours, step_end) || !self.check_refs_exists(step_end) {
+            return self.result;
+        }
+        self.count(Check::GitReadsOurs);
+        let read = self.git_reads_ours(&ours, &theirs);
+        if self.failed_at_end(step_end, Check::GitReadsOurs, "git rejects our stack", read) {
+            return self.result;
+        }
+        // Each check from here on works on a scratch copy of git's repository, so one that
+        // fails does not keep the others from being made: a known git defect there (master's
+        // for-each-ref crash over a missing object, in half the cases) used to hide every
+        // probe after it.
+        let broken = self.check_broken_refs(&self.expected_git_view(&ours));
+        self.failed_at_end(step_end, Check::GitView, "broken refs listed", broken);
+        self.count(Check::ConfigLimits);
+        let limits = self.check_config_limits();
+        self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits);
+        self.count(Check::GitProbes);
+        for (class, probe) in Self::GIT_PROBES {
+            let r = probe(&self);
+            self.failed_at_end(step_end, Check::GitProbes, class, r);
+        }
+        self.check_filtered_views(&ours, step_end);
+        self.check_worktree_reflogs(step_end);
+        self.result
+    }
+
+    /// The probes of [`Check::GitProbes`], each on a copy of git's repository, with the
+    /// class a failure is reported under, in the order they run.
+    const GIT_PROBES: [(&'static str, Probe<Self>); 7] = [
+        ("reference-transaction hook", Self::check_ref_hook),
+        ("quarantine", Self::check_quarantine),
+        ("stash", Self::check_stash),
+        ("obj-heavy table", Self::check_obj_heavy),
+        ("unreachable expiry", Self::check_unreachable_expiry),
+        ("migrated to files", Self::check_migrated_to_files),
+        ("bare without logAllRefUpdates", Self::check_bare_logs),
+    ];
+
+    /// A scratch copy of git's repository (its `.git`), for the end-of-case probes that
+    /// change what they look at.
+    pub(super) fn copy_of_git_repo(&self) -> Result<tempfile::TempDir, String> {
+        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
+        let git_dir = scratch.path().join(".git");
+        copy_dir(&self.repo.path().join(".git"), &git_dir, None)?;
+        Ok(scratch)
+    }
+
+    /// Record an end-of-case check's failure as a divergence of class `class`: whether
+    /// there was one.
+    fn failed_at_end(
+        &mut self,
+        step: usize,
+        check: Check,
+        class: &str,
+        result: Result<(), String>,
+    ) -> bool {
+        let Err(detail) = result else {
+            return false;
+        };
+        let class = class.into();
+        self.result.divergences.push(Divergence {
+            step,
+            check,
+            class,
+            detail,
+        });
+        true
+    }
+
+    /// The reflogs `log -g` is compared on (see [`walkable_reflogs`]).
+    pub(super) fn reflog_names<'s>(&self, ours: &'s Snapshot) -> Vec<&'s String> {
+        let pool = &self.env.pool(self.hash).pool;
+        walkable_reflogs(ours, |hex| {
+            ObjectId::from_hex(hex).is_some_and(|id| pool.commits.contains(&id))
+        })
+    }
+
+    /// `log -g` of the candidate reflogs (see [`log_g`]).
+    fn git_reflogs(&self, repo: &Path, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
+        crate::git::reflogs::log_g(&self.env.git, repo, &self.reflog_names(ours), self.tick)
+    }
+
+    /// What `log -g` shows for each candidate reflog, from our state.
+    fn expected_git_reflogs(&self, ours: &Snapshot) -> BTreeMap<String, Vec<String>> {
+        let mut out = BTreeMap::new();
+        for name in self.reflog_names(ours) {
+            // @{n} counts every entry git's backend yields, shown or not.
+            let lines = ours.logs[name]
+                .iter()
+                .enumerate()
+                .map(|(n, e)| {
+                    let msg = e.message.strip_suffix('\n').unwrap_or(&e.message);
+                    format!("{name}@{{{n}}} {} {msg}", e.new)
+                })
+                .collect();
+            out.insert(name.clone(), lines);
+        }
+        out
+    }
+
+    /// git on a copy of git's repository with our stack: it lists the same refs and reflogs
+    /// as on its own, `pack-refs` works and changes no ref, and `refs verify` says of it what
+    /// it says of its own stack (and neither crashes nor hangs). When our tables are
+    /// byte-identical to git's (all but the random part of their names), git reading them
+    /// is git reading its own stack, which the other checks did: only `pack-refs` and
+    /// `refs verify` of its own stack run.
+    fn git_reads_ours(
+        &mut self,
+        ours: &Snapshot,
+        git_own_reflogs: &BTreeMap<String, Vec<String>>,
+    ) -> Result<(), String> {
+        let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
+        let git_dir = scratch.path().join(".git");
+        copy_dir(&self.repo.path().join(".git"), &git_dir, Some("reftable"))?;
+        copy_dir(self.ours_dir.path(), &git_dir.join("reftable"), None)?;
+        let expect = self.expected_git_view(ours);
+        let identical = first_difference(
+            &tables(self.ours_dir.path()),
+            &tables(&self.repo.path().join(".git/reftable")),
+        )
+        .is_none();
+        let before = if identical {
+            self.result.unchanged += 2;
+            expect.clone()
+        } else {
+            self.git_refs(scratch.path())?
+        };
+        if before != expect {
+            return Err(format!(
+                "for-each-ref on our stack: {} lines, expected {}",
+                before.len(),
+                expect.len()
+            ));
+        }
+        if !identical && self.git_reflogs(scratch.path(), ours) != *git_own_reflogs {
+            return Err("git shows other reflogs on our stack than on its own".into());
+        }
+        let pack = self
+            .env
+            .git
+            .run(scratch.path(), &["pack-refs"], "", self.tick);
+        if !pack.exit.success() {
+            return Err(format!(
+                "pack-refs on our stack: {:?}: {}",
+                pack.exit, pack.stderr
+            ));
+        }
+        let after = self.git_refs(scratch.path())?;
+        if after != before {
+            return Err("refs changed across git pack-refs of our stack".into());
+        }
+        let own = self.refs_verify(self.repo.path())?;
+        self.git_reads_renamed(&expect, &own)?;
+        if identical {
+            return Ok(());
+        }
+        let on_ours = self.refs_verify(scratch.path())?;
+        if on_ours != own {
+            return Err(format!(
+                "git refs verify says {on_ours:?} on our stack, {own:?} on its own"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The reflogs `log -g` is compared on: HEAD and refs with a direct value whose every entry
+/// and whose current value are commits. (For other symrefs `log -g` picks a reflog by its
+/// DWIM rules; those are left to the byte and reader checks.)
+pub fn walkable_reflogs(ours: &Snapshot, is_commit: impl Fn(&str) -> bool) -> Vec<&String> {
+    ours.logs
+        .iter()
+        // HEAD when detached or on a branch (`log -g HEAD` shows nothing when HEAD points
+        // elsewhere, e.g. into refs/notes/), and refs with a direct value.
+        .filter(|(n, _)| match ours.refs.get(*n) {
+            Some(SValue::Oid(..)) => true,
+            Some(SValue::Symref(t)) => *n == "HEAD" && t.starts_with("refs/heads/"),
+            None => false,
+        })
+        .filter(|(_, log)| log.iter().all(|e| is_commit(&e.new)))
+        // `log -g NAME` walks NAME's reflog only when NAME now resolves to a commit: a name
+        // that resolves to a tag becomes a plain pending object and shows no reflog
+        // (revision.c `add_pending_object_with_path`, `obj->type == OBJ_COMMIT`). HEAD on a
+        // branch that is a symref to a ref holding a tag is such a name.
+        .filter(|(n, _)| resolve(ours, n).is_some_and(|(id, _)| is_commit(&id)))
+        // An empty reflog (existence marker only) makes `log -g` fall back to DWIM rules.
+        .filter(|(_, log)| !log.is_empty())
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Resolve symref `name` in `s` as git does: at most [`SYMREF_READS`] reads; returns the
+/// object id and the last ref of the chain.
+pub fn resolve(s: &Snapshot, name: &str) -> Option<(String, String)> {
+    let mut n = name.to_string();
+    for _ in 0..SYMREF_READS {
+        match s.refs.get(&n)? {
+            SValue::Symref(t) => n = t.clone(),
+            SValue::Oid(id, _) => return Some((id.clone(), n)),
+        }
+    }
+    None
+}
+
+/// What a listing `view` lacks of `expect` and has beyond it (five lines of each at most).
+pub(super) fn listing_difference(view: &[String], expect: &[String]) -> String {
+    let missing: Vec<_> = expect
+        .iter()
+        .filter(|l| !view.contains(l))
+        .take(5)
+        .collect();
+    let extra: Vec<_> = view
+        .iter()
+        .filter(|l| !expect.contains(l))
+        .take(5)
+        .collect();
+    format!("expected but missing {missing:?}; unexpected {extra:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::SLog;
+
+    fn snap(refs: &[(&str, &str)]) -> Snapshot {
+        let mut s = Snapshot::default();
+        for (n, v) in refs {
+            let v = match v.strip_prefix("ref:") {
+                Some(t) => SValue::Symref(t.to_string()),
+                None => SValue::Oid(v.to_string(), None),
+            };
+            s.refs.insert(n.to_string(), v);
+        }
+        s
+    }
+
+    /// git reads a ref at most five times while resolving: a chain of four symrefs resolves,
+    /// one of five does not (refs.c `refs_resolve_ref_unsafe`: `symref_count < SYMREF_MAXDEPTH`).
+    #[test]
+    fn symref_depth_is_gits() {
+        let s = snap(&[
+            ("s1", "ref:s2"),
+            ("s2", "ref:s3"),
+            ("s3", "ref:s4"),
+            ("s4", "ref:s5"),
+            ("s5", "ref:direct"),
+            ("direct", "1111"),
+        ]);
+        assert_eq!(resolve(&s, "s2"), Some(("1111".into(), "direct".into())));
+        assert_eq!(resolve(&s, "s1"), None);
+        assert_eq!(
+            resolve(&s, "direct"),
+            Some(("1111".into(), "direct".into()))
+        );
+        assert_eq!(resolve(&s, "missing"), None);
+    }
+
+    /// `log -g HEAD` shows nothing when HEAD resolves, through a branch that is a symref,
+    /// to a tag, even though every entry of HEAD's reflog is a commit (seed 1, case 149 of
+    /// 500 against git 2.47.3).
+    #[test]
+    fn reflog_of_a_name_resolving_to_a_tag_is_not_walked() {
+        let mut s = snap(&[
+            ("HEAD", "ref:refs/heads/main"),
+            ("refs/heads/main", "ref:ORIG_HEAD"),
+            ("ORIG_HEAD", "7a9"),
+            ("refs/heads/b", "c0"),
+        ]);
+        let entry = |new: &str| SLog {
+            old: "0".into(),
+            new: new.into(),
+            message: String::new(),
+            time: 0,
+            tz: None,
+            who: None,
+        };
+        s.logs.insert("HEAD".into(), vec![entry("c0")]);
+        s.logs.insert("ORIG_HEAD".into(), vec![entry("c0")]);
+        s.logs.insert("refs/heads/b".into(), vec![entry("c0")]);
+        let is_commit = |h: &str| h.starts_with('c');
+        assert_eq!(walkable_reflogs(&s, is_commit), vec!["refs/heads/b"]);
+        s.refs
+            .insert("ORIG_HEAD".into(), SValue::Oid("c1".into(), None));
+        assert_eq!(
+            walkable_reflogs(&s, is_commit),
+            vec!["HEAD", "ORIG_HEAD", "refs/heads/b"]
+        );
+    }
+}

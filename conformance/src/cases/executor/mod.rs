@@ -1,0 +1,337 @@
+//! A case being run: git's repository, our stack, the model and the twin, one operation
+//! at a time (`step`). The operations are in `steps.rs`, the checks after each step in
+//! `checks.rs`, `lookups.rs` and `expiry.rs`, the `update-ref --stdin` processes in
+//! `coprocs.rs`.
+
+mod bare_logs;
+mod batch;
+mod broken_refs;
+mod broken_refs_verified;
+mod checks;
+mod config_limits;
+mod coprocs;
+mod expiry;
+mod filtered;
+mod lookups;
+mod obj_heavy;
+mod quarantine;
+mod reads;
+mod ref_hook;
+mod stash;
+mod steps;
+mod table_names;
+mod to_files;
+mod unreachable_probe;
+mod worktree;
+mod wt_setup;
+
+use coprocs::{UpdateRefs, VERIFIER, WORKTREE};
+
+use std::path::{Path, PathBuf};
+
+use reftable::refdb::{Committer, RefDb};
+use reftable::{HashId, ObjectId};
+
+use crate::cases::outcome::CaseResult;
+use crate::cases::twin::Twin;
+use crate::cases::verdict;
+use crate::finding::divergence::{Check, Divergence};
+use crate::git::driver::{TxnResult, UpdateRef};
+use crate::git::profile::Profile;
+use crate::model::Model;
+use crate::ops::{CaseOptions, Op};
+use crate::setup::env::{init_repo, Env};
+
+/// A case being run.
+pub struct Executor<'e> {
+    pub(crate) env: &'e Env,
+    pub(crate) opts: CaseOptions,
+    pub(crate) hash: HashId,
+    pub(crate) null: ObjectId,
+    pub(crate) repo: tempfile::TempDir,
+    pub(crate) ours_dir: tempfile::TempDir,
+    pub(crate) db: RefDb,
+    /// Our reader on git's stack (reloaded before each look).
+    pub(crate) git_db: RefDb,
+    pub(crate) model: Model,
+    pub(crate) twin: Option<(tempfile::TempDir, Twin)>,
+    pub(crate) interleave_repo: Option<tempfile::TempDir>,
+    /// The linked worktree of a worktree case, on both sides.
+    pub(crate) worktree: Option<wt_setup::WorktreeSide>,
+    /// The running `update-ref --stdin`s and the (message, flag) pairs that set the
+    /// committer clock.
+    update_refs: UpdateRefs,
+    pub(crate) tick: u64,
+    pub(crate) txns: u64,
+    pub(crate) model_trial: Option<Model>,
+    /// Fingerprint of git's stack when git's view of it was last checked.
+    pub(crate) viewed: Option<u64>,
+    /// Fingerprint of git's stack when git last looked refs up by name.
+    pub(crate) looked_up: Option<u64>,
+    /// The refs the current step names (looked up by name after it).
+    pub(crate) touched: Vec<String>,
+    /// Table bytes read so far.
+    pub(crate) table_cache: crate::stack_files::TableCache,
+    /// A transaction was applied to the twin since it was last compared.
+    pub(crate) twin_changed: bool,
+    /// Fingerprint of our refs when the twin was last compared.
+    pub(crate) twin_checked: Option<u64>,
+    /// The result so far.
+    pub result: CaseResult,
+}
+
+impl<'e> Executor<'e> {
+    /// Set up git's repository, our stack, the model and the twin for a case. Options git
+    /// cannot honour (`reftable.*` config before 2.46) fall back to git's defaults.
+    pub fn new(env: &'e Env, opts: CaseOptions) -> Result<Executor<'e>, String> {
+        let opts = fit(opts, &env.profile);
+        let hash = opts.hash();
+        let repo = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+        init_repo(env, repo.path(), "reftable", &opts)?;
+        let git_worktree = if opts.worktree {
+            Some(wt_setup::add_git_worktree(env, repo.path(), &opts)?)
+        } else {
+            None
+        };
+        let ours_dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+        let git_stack = repo.path().join(".git/reftable");
+        copy_stack(&git_stack, ours_dir.path())?;
+        let db_opts =
+            crate::cases::ours::refdb_options(&opts, env.profile.dangling_symref_protected, false);
+        let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
+        let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
+        let worktree = match git_worktree {
+            Some(parent) => Some(wt_setup::our_worktree(
+                env,
+                repo.path(),
+                ours_dir.path(),
+                parent,
+                db_opts,
+            )?),
+            None => None,
+        };
+        let null = ObjectId::null(hash);
+        let mut model = Model::new(null, opts.log_refs, opts.block_size);
+        model.protect_dangling_symrefs = env.profile.dangling_symref_protected;
+        model.init("main");
+        let twin = if hash == HashId::Sha1 {
+            Some(files_twin(env, &opts)?)
+        } else {
+            None
+        };
+        let interleave_repo = if opts.interleave {
+            Some(interleave_repo(env, &opts, ours_dir.path())?)
+        } else {
+            None
+        };
+        Ok(Executor {
+            env,
+            opts,
+            hash,
+            null,
+            repo,
+            ours_dir,
+            db,
+            git_db,
+            model,
+            twin,
+            interleave_repo,
+            worktree,
+            update_refs: UpdateRefs::default(),
+            tick: 0,
+            txns: 0,
+            model_trial: None,
+            viewed: None,
+            looked_up: None,
+            touched: Vec::new(),
+            table_cache: Default::default(),
+            twin_changed: true,
+            twin_checked: None,
+            result: CaseResult {
+                options: Some(opts),
+                ..Default::default()
+            },
+        })
+    }
+
+    /// The model (for resolving generated operations).
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The null id.
+    pub fn null(&self) -> ObjectId {
+        self.null
+    }
+
+    pub(crate) fn committer(&self) -> Committer {
+        crate::git::driver::committer_at(self.tick)
+    }
+
+    pub(crate) fn count(&mut self, check: Check) {
+        *self.result.comparisons.entry(check).or_default() += 1;
+    }
+
+    pub(crate) fn diverge(&mut self, check: Check, class: &str, detail: String) {
+        let step = self.result.ops.len().saturating_sub(1);
+        self.result.divergences.push(Divergence {
+            step,
+            check,
+            class: class.into(),
+            detail,
+        });
+    }
+
+    /// Whether the case has diverged.
+    pub fn diverged(&self) -> bool {
+        !self.result.divergences.is_empty()
+    }
+
+    /// One transaction through the `update-ref --stdin` of git's repository (`which` 0) or
+    /// of the interleave repository (1) that runs with this message and flag, started when
+    /// there is none (git exits after a refusal).
+    pub(crate) fn git_txn(
+        &mut self,
+        which: usize,
+        lines: &str,
+        message: &str,
+        create_reflog: bool,
+    ) -> TxnResult {
+        self.git_coproc(which, lines, message, create_reflog, false)
+    }
+
+    /// Let git check `lines` (`verify` commands) on its repository, writing nothing,
+    /// through an `update-ref` of its own (`VERIFIER`: it never commits, so its clock and
+    /// message do not matter).
+    pub(crate) fn git_verify(&mut self, lines: &str) -> TxnResult {
+        self.git_coproc(VERIFIER, lines, "", false, true)
+    }
+
+    /// `lines` through the process `which` of [`UpdateRefs`], started in its repository at
+    /// the current tick when there is none.
+    fn git_coproc(
+        &mut self,
+        which: usize,
+        lines: &str,
+        message: &str,
+        create_reflog: bool,
+        verify_only: bool,
+    ) -> TxnResult {
+        let spawn = || {
+            let dir = match which {
+                0 | VERIFIER => self.repo.path().to_path_buf(),
+                WORKTREE => self.worktree.as_ref().expect("worktree").git_path(),
+                _ => self
+                    .interleave_repo
+                    .as_ref()
+                    .expect("interleaved")
+                    .path()
+                    .to_path_buf(),
+            };
+            UpdateRef::spawn_with(
+                &self.env.git,
+                &dir,
+                self.tick,
+                message,
+                create_reflog,
+                self.opts.auto_compaction,
+            )
+        };
+        self.update_refs
+            .run(which, lines, message, create_reflog, verify_only, spawn)
+    }
+
+    /// Run one operation on every implementation, then check.
+    pub fn step(&mut self, op: Op) {
+        self.result.ops.push(op.clone());
+        self.touched = op.touched_refs();
+        if let Some((message, create_reflog)) = op.clocked() {
+            self.tick = self.update_refs.tick(message, create_reflog);
+        }
+        let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
+            return;
+        };
+        let k = self.result.kinds.entry(op.kind().to_string()).or_default();
+        k[0] += 1;
+        k[1] += u64::from(git_res.is_ok());
+        let c = if matches!(op, Op::WorktreeTxn { .. }) {
+            let p = &self.env.profile;
+            let reorders = p.objects_checked_when_queued || p.df_checks_batched;
+            verdict::compare_unmodeled(&git_res, &ours_res, reorders)
+        } else {
+            verdict::compare(&git_res, &ours_res, model_res.as_ref())
+        };
+        for check in c.compared {
+            self.count(check);
+        }
+        if c.model_not_applicable {
+            self.result.model_not_applicable += 1;
+        }
+        if let Some(f) = c.mismatch {
+            self.diverge(f.check, f.class, f.detail);
+            return;
+        }
+        // The model's transaction is kept when git applied it (not when git refused for a
+        // storage reason the model cannot judge).
+        let trial = self.model_trial.take();
+        if let (Ok(()), Some(Ok(())), Some(trial)) = (&git_res, &model_res, trial) {
+            self.model = trial;
+        }
+        let touched = self.touched.clone();
+        self.check_state();
+        if !self.diverged() {
+            self.check_worktree(&touched);
+        }
+    }
+
+    /// Paths of the two stacks (for case directories).
+    pub fn stacks(&self) -> (PathBuf, PathBuf) {
+        (
+            self.ours_dir.path().to_path_buf(),
+            self.repo.path().join(".git/reftable"),
+        )
+    }
+}
+
+/// Copy the tables of git's new stack (`git_stack`) into `ours`: both start the same.
+fn copy_stack(git_stack: &Path, ours: &Path) -> Result<(), String> {
+    for e in std::fs::read_dir(git_stack).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        std::fs::copy(&p, ours.join(p.file_name().expect("file"))).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A files-backend repository and the twin reading it (SHA-1 cases only).
+fn files_twin(env: &Env, opts: &CaseOptions) -> Result<(tempfile::TempDir, Twin), String> {
+    let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+    init_repo(env, dir.path(), "files", opts)?;
+    let t = Twin::open(dir.path())?;
+    Ok((dir, t))
+}
+
+/// A reftable repository whose stack is a link to ours, so that git writes into our stack.
+fn interleave_repo(
+    env: &Env,
+    opts: &CaseOptions,
+    ours: &Path,
+) -> Result<tempfile::TempDir, String> {
+    let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
+    init_repo(env, dir.path(), "reftable", opts)?;
+    let stack = dir.path().join(".git/reftable");
+    std::fs::remove_dir_all(&stack).map_err(|e| e.to_string())?;
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(ours, &stack).map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+/// `opts` as the git of `profile` can run them.
+pub fn fit(mut opts: CaseOptions, profile: &Profile) -> CaseOptions {
+    if !profile.features.reftable_config {
+        let d = CaseOptions::default();
+        opts.block_size = d.block_size;
+        opts.restart_interval = d.restart_interval;
+        opts.index_objects = d.index_objects;
+    }
+    opts
+}

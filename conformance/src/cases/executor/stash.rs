@@ -1,0 +1,54 @@
+//! `git stash` at the end of a case, on a copy of git's repository: two entries pushed onto
+//! `refs/stash` (its reflog is the stash list), then dropped one by one. Dropping the newest
+//! rewrites the reflog and moves `refs/stash` back to the older entry; dropping the last
+//! one deletes `refs/stash` once its reflog is empty. The copy's `HEAD` is first pointed at
+//! a branch of its own on a commit of the case's pool (an empty tree), so that every case
+//! has a work tree to stash from.
+
+use crate::cases::executor::Executor;
+
+/// The branch the probe checks out (outside every name the generator makes).
+const BRANCH: &str = "refs/heads/gate-probe-stash";
+
+impl Executor<'_> {
+    /// The check described in the module docs.
+    pub(super) fn check_stash(&self) -> Result<(), String> {
+        let scratch = self.copy_of_git_repo()?;
+        let dir = scratch.path();
+        let commit = self.env.pool(self.hash).pool.commits[0].to_string();
+        let git = |args: &[&str]| self.env.git.ok(dir, args, "");
+        git(&["symbolic-ref", "HEAD", BRANCH])?;
+        git(&["update-ref", BRANCH, &commit])?;
+        for (content, message) in [("one", "first"), ("two", "second")] {
+            std::fs::write(dir.join("probe.txt"), content).map_err(|e| e.to_string())?;
+            git(&["add", "probe.txt"])?;
+            git(&["stash", "push", "-q", "-m", message])?;
+        }
+        let list = || git(&["stash", "list", "--format=%gd %gs"]);
+        let entry = |n: usize, m: &str| format!("stash@{{{n}}} On gate-probe-stash: {m}\n");
+        let stash_ref = || git(&["for-each-ref", "--format=%(objectname)", "refs/stash"]);
+        let want = entry(0, "second") + &entry(1, "first");
+        let got = list()?;
+        if got != want {
+            return Err(format!(
+                "git stash list after two pushes: {got:?}, expected {want:?}"
+            ));
+        }
+        let older = git(&["rev-parse", "stash@{1}"])?;
+        git(&["stash", "drop", "-q"])?;
+        let (got, at) = (list()?, stash_ref()?);
+        if got != entry(0, "first") || at != older {
+            return Err(format!(
+                "after dropping the newest stash: list {got:?}, refs/stash at {at:?}; expected the older entry {older:?} alone"
+            ));
+        }
+        git(&["stash", "drop", "-q"])?;
+        let (got, at) = (list()?, stash_ref()?);
+        if !got.is_empty() || !at.is_empty() {
+            return Err(format!(
+                "after dropping the last stash: list {got:?}, refs/stash at {at:?}; expected neither"
+            ));
+        }
+        Ok(())
+    }
+}
