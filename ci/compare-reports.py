@@ -5,7 +5,8 @@ does (same seed, same binary arguments, same git):
     python3 ci/compare-reports.py BEFORE.json AFTER.json
 
 Left out of the comparison: timings; scratch paths; the 8 random hex digits git puts in a
-table's name; and what two runs of the same binary do not agree on either: in a concurrent
+table's name (and, in strace's lines, buffer addresses and temporary files' suffixes); the order of per-case records (parallel jobs finish cases in any order); and
+what two runs of the same binary do not agree on either: in a concurrent
 round the scheduler's share (refusals, samples, the final stack, how many attempts succeeded),
 in a damaged run which trial first showed a finding (its damage, base and detail; the findings
 themselves, their counts, signatures and commands are compared). Exit 0 when the reports agree,
@@ -44,11 +45,18 @@ def norm(x, key=''):
     if isinstance(x, dict):
         return {k: norm(v, k) for k, v in x.items() if not TIMING.search(k)}
     if isinstance(x, list):
-        return [norm(v, key) for v in x]
+        items = [norm(v, key) for v in x]
+        # Parallel jobs finish cases in any order: per-case records compare as a set.
+        if items and all(isinstance(v, dict) and 'case' in v for v in items):
+            items.sort(key=lambda v: json.dumps(v, sort_keys=True))
+        return items
     if isinstance(x, str):
         x = re.sub(r'/(dev/shm|tmp)/[^ /]*reftable[^ /]*', 'SCRATCH', x)
         x = re.sub(r'\d+(\.\d+)? ?(s|ms)\b', 'T', x)
-        return re.sub(r'(0x[0-9a-f]{12}-0x[0-9a-f]{12})-[0-9a-f]{8}', r'\1-RANDOM', x)
+        # strace's lines: buffer addresses, mkstemp's suffixes, a table name cut short.
+        x = re.sub(r', 0x[0-9a-f]+, ', ', ADDR, ', x)
+        x = re.sub(r'\.temp\.[A-Za-z0-9]{6}', '.temp.XXXXXX', x)
+        return re.sub(r'(0x[0-9a-f]{12}-0x[0-9a-f]{12})-[0-9a-f]{1,8}', r'\1-RANDOM', x)
     return x
 
 

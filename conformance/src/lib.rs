@@ -7,17 +7,22 @@
 //!
 //! | mode | folder | command |
 //! | --- | --- | --- |
-//! | generated cases | [`generated`] | `conformance run` |
-//! | concurrent writers | [`concurrent`] | `conformance run --concurrent` (and the round the default run ends with) |
+//! | generated cases (over the case engine, [`cases`]) | [`run`] | `conformance run`, `replay`, `minimize` |
+//! | concurrent writers | [`concurrent`] | `conformance concurrent` = `conformance run --concurrent` (and the round the default run ends with) |
 //! | migration | [`migrate`] | `conformance migrate` |
 //! | damaged stacks | [`damaged`] | `conformance damaged` |
 //! | system-call faults during writes | [`faults`] | `conformance faults` |
 //! | power loss during and after writes | [`powerloss`] | `conformance powerloss` |
-//! | yardsticks of the gate: coverage and mutants of git's reftable code | [`yardstick`] | `conformance coverage`, `conformance mutate-git`, `conformance mutate-merge` |
+//!
+//! Each mode's options and entry are in its folder's `cli.rs`; [`mode`] holds what they
+//! share: the common options, the report contract ([`mode::report::ModeReport`]) and the one
+//! way a run ends (reports, summary, CI results, exit status 0, 1 or 2). The yardsticks
+//! (`conformance coverage`, `mutate-git`, `mutate-merge`) are the `reftable-yardstick` crate;
+//! strace tracing shared by the faults, power-loss and concurrent modes is [`syscalls`].
 //!
 //! Where to find things:
 //!
-//! - **a check of the generated mode**: the [`finding::divergence::Check`] variant names it;
+//! - **a check of the run mode**: the [`finding::divergence::Check`] variant names it;
 //!   the comparison is in `cases/executor/checks.rs` (state after every step, git's view,
 //!   reflogs, git reading our stack), `lookups.rs` (point lookups), `expiry.rs` (reflog
 //!   expiry in compaction), `reads.rs` (`@{n}`, `git refs exists`, `git refs verify`),
@@ -37,7 +42,7 @@
 //!   `conformance/upstream/` ([`defects::upstream`]).
 //! - **how git is run**: [`git::driver`] (environment, timeouts that kill the process group,
 //!   `update-ref --stdin` coprocesses); scripts git executes (hooks, wrappers) are written
-//!   by `exec_file.rs`, never opened for writing by a process that forks.
+//!   by `reftable_testkit::exec_file`, never opened for writing by a process that forks.
 //! - **what a finding directory holds**: `cases/casedir.rs`, `concurrent/finding_dir.rs`,
 //!   `damaged/finding_dir.rs`, `migrate/finding_dir.rs`.
 //! - **TAP and JUnit output, time budgets**: [`ci_output`] writes what each mode's
@@ -59,6 +64,7 @@ pub mod faults;
 pub mod finding;
 pub mod git;
 pub mod migrate;
+pub mod mode;
 pub mod powerloss;
 pub mod run;
 pub mod setup;

@@ -3,8 +3,8 @@
 
 mod common;
 
-use conformance::defects::registry::{self, ExpectedSet, Mode};
 use conformance::cases::case::run_generated;
+use conformance::defects::registry::{self, ExpectedSet, Mode};
 
 #[test]
 fn bounded_gate_has_no_unexpected_divergence() {

@@ -7,11 +7,11 @@
 
 mod common;
 
-use conformance::defects::registry::{self, ExpectedSet};
-use conformance::finding::divergence::Divergence;
 use conformance::cases::case::{run_concrete, run_generated};
 use conformance::cases::casedir::{self, CaseFile};
 use conformance::cases::minimize::minimize;
+use conformance::defects::registry::{self, ExpectedSet};
+use conformance::finding::divergence::Divergence;
 use reftable::test_hooks::{plant, Defect};
 
 #[test]

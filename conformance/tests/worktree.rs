@@ -4,10 +4,10 @@
 
 mod common;
 
-use conformance::defects::registry::{self, ExpectedSet};
 use conformance::cases::case::{run_concrete, run_generated_with_reach};
 use conformance::cases::generate::generate_with_reach;
 use conformance::cases::outcome::CaseResult;
+use conformance::defects::registry::{self, ExpectedSet};
 use conformance::ops::{CaseOptions, Op, Update, Value};
 use reftable::HashId;
 

@@ -27,6 +27,7 @@
 mod attribution;
 mod check;
 mod ci_tests;
+pub mod cli;
 mod config;
 mod coordinator;
 mod evidence;

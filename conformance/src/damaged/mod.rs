@@ -21,6 +21,7 @@
 mod base;
 mod base_build;
 pub mod ci_tests;
+pub mod cli;
 pub mod config;
 pub mod damage;
 mod finding_dir;
@@ -40,7 +41,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::defects::registry::{default_path, ExpectedSet};
+use crate::defects::registry::ExpectedSet;
 use crate::git::version::GitVersion;
 use crate::setup::env::Env;
 
@@ -53,7 +54,13 @@ use tally::Tally;
 use worker::Workers;
 
 /// Run the damaged-stack mode against the git of `env`.
-pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String> {
+/// Findings are matched against the `damaged` entries of `known`, whose reproducers are
+/// replayed to tell stale entries.
+pub fn run_damaged(
+    env: &Env,
+    known: &ExpectedSet,
+    cfg: &DamageConfig,
+) -> Result<DamageReport, String> {
     let start = Instant::now();
     let work = tempfile::Builder::new()
         .prefix("reftable-damaged-")
@@ -94,20 +101,15 @@ pub fn run_damaged(env: &Env, cfg: &DamageConfig) -> Result<DamageReport, String
     }
     let _ = std::fs::create_dir_all(&cfg.out);
     write_findings(env, cfg, &bases, findings, work.path(), &mut report);
-    label_known(&mut report);
-    if let Ok(known) = ExpectedSet::load(&default_path()) {
-        report.stale_known = stale::stale(&known, env);
-    }
+    label_known(&mut report, known);
+    report.stale_known = stale::stale(known, env);
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
 }
 
 /// Name the known git defect each of git's findings matches (the registry's `damaged`
 /// entries in range of the git, by `class command`).
-fn label_known(report: &mut DamageReport) {
-    let Ok(known) = ExpectedSet::load(&default_path()) else {
-        return;
-    };
+fn label_known(report: &mut DamageReport, known: &ExpectedSet) {
     let Some(v) = GitVersion::parse(&report.version) else {
         return;
     };

@@ -23,6 +23,7 @@
 
 pub mod ci_tests;
 pub mod class;
+pub mod cli;
 pub mod config;
 pub mod finding_dir;
 pub mod migration;

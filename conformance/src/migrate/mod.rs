@@ -17,6 +17,7 @@
 
 pub mod case;
 pub mod ci_tests;
+pub mod cli;
 pub mod compare;
 pub mod config;
 mod finding_dir;

@@ -29,16 +29,18 @@ pub fn run_migrate(
         ops,
         ..Default::default()
     };
-    run_migrate_within(env, &cfg, &Budget::unlimited())
+    let known = ExpectedSet::load(&default_path())?;
+    run_migrate_within(env, &known, &cfg, &Budget::unlimited())
 }
 
 /// What a time budget keeps at its end besides the longest case so far.
 const MARGIN: Duration = Duration::from_secs(1);
 
-/// [`run_migrate`] with `cfg`, within `budget`: a case starts only when one as long as the
-/// longest so far still ends within the budget.
+/// [`run_migrate`] with `cfg` and the registry `known`, within `budget`: a case starts only
+/// when one as long as the longest so far still ends within the budget.
 pub fn run_migrate_within(
     env: &Env,
+    known: &ExpectedSet,
     cfg: &MigrateConfig,
     budget: &Budget,
 ) -> Result<MigrationReport, String> {
@@ -56,7 +58,6 @@ pub fn run_migrate_within(
             env.git.version()
         ));
     }
-    let known = ExpectedSet::load(&default_path())?;
     let scratch = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
     // REFTABLE_MIGRATE_KEEP=DIR keeps every case's repositories there, for a look.
     let keep = std::env::var_os("REFTABLE_MIGRATE_KEEP").map(PathBuf::from);
@@ -73,7 +74,7 @@ pub fn run_migrate_within(
         let opts = result.options.ok_or("a case without options")?;
         report.cases += 1;
         let first = report.divergences.len();
-        let run = CaseRun::new(env, &known, &version, case.clone(), &scratch_path);
+        let run = CaseRun::new(env, known, &version, case.clone(), &scratch_path);
         let went_through = run.migrate(opts, &result.ops, &mut report)?;
         let unexpected = report.divergences[first..]
             .iter()

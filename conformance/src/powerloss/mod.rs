@@ -14,6 +14,7 @@
 
 pub mod check;
 pub mod ci_tests;
+pub mod cli;
 pub mod crash;
 pub mod fsops;
 

@@ -4,6 +4,7 @@
 //! its CI test results ([`ci_tests`]).
 
 pub mod ci_tests;
+pub mod cli;
 pub mod report;
 pub mod runner;
 pub mod stale;

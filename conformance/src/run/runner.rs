@@ -52,7 +52,7 @@ struct Pending {
 
 /// Run the gate on every env. Progress (and a first notice of each divergence) goes to
 /// stderr on a terminal; the caller prints the report's divergence lines at the end.
-pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
+pub fn run(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Result<Report, String> {
     run_within(envs, known, cfg, &Budget::unlimited())
 }
 
@@ -71,7 +71,12 @@ const REPORT_MARGIN: Duration = Duration::from_millis(1500);
 /// nearly used (its case share once a divergence waits to be minimized), or (with
 /// fail-fast) one diverges unexpectedly; minimizing stops at the budget's end. Without a
 /// limit it is [`run`].
-pub fn run_within(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, budget: &Budget) -> Report {
+pub fn run_within(
+    envs: &[Env],
+    known: &ExpectedSet,
+    cfg: &RunConfig,
+    budget: &Budget,
+) -> Result<Report, String> {
     let terminal = std::io::stderr().is_terminal();
     let report = new_report(envs, known, cfg);
     let list = CaseList::new(cfg, envs.len());
@@ -81,6 +86,9 @@ pub fn run_within(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, budget: &B
     // Cases may start until the budget's end less a margin; once an unexpected divergence
     // waits to be minimized, only within the case share.
     let diverged = AtomicBool::new(false);
+    // A case that cannot be set up (git cannot even make its repository) ends the run.
+    let broken: Mutex<Option<String>> = Mutex::new(None);
+    let halted = AtomicBool::new(false);
     let case_end = || {
         if cfg.minimize && diverged.load(Ordering::SeqCst) {
             budget.until(CASE_SHARE)
@@ -93,11 +101,18 @@ pub fn run_within(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, budget: &B
     std::thread::scope(|s| {
         for _ in 0..cfg.jobs.max(1) {
             s.spawn(|| {
-                while budget.may_start(case_end()) {
+                while !halted.load(Ordering::SeqCst) && budget.may_start(case_end()) {
                     let Some((index, g)) = list.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         break;
                     };
-                    let case = run_case(envs, known, cfg, index, g);
+                    let case = match run_case(envs, known, cfg, index, g) {
+                        Ok(case) => case,
+                        Err(e) => {
+                            broken.lock().expect("lock").get_or_insert(e);
+                            halted.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                    };
                     if case.records.iter().any(|r| r.expected.is_none()) {
                         diverged.store(true, Ordering::SeqCst);
                         budget.failed();
@@ -110,6 +125,9 @@ pub fn run_within(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, budget: &B
         }
     });
     bar.finish_and_clear();
+    if let Some(e) = broken.into_inner().expect("lock") {
+        return Err(e);
+    }
     let (mut report, pending) = shared.into_inner().expect("lock");
     report.wall_seconds = start.elapsed().as_secs_f64();
     if let (Some(a), Some(b)) = (cpu_start, crate::cpu::CpuTimes::now()) {
@@ -129,7 +147,7 @@ pub fn run_within(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, budget: &B
             budget.end_less(REPORT_MARGIN),
         );
     }
-    report
+    Ok(report)
 }
 
 /// The run's list of (case index, git) in the order they are taken: the shard's case
@@ -241,21 +259,18 @@ struct CaseRun {
 }
 
 /// Run case `index` on git `g`: its divergences as records, known defects told apart, the
-/// case directory written when one is unexpected. A case that cannot be set up ends the
-/// process (exit 2).
-fn run_case(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, index: u64, g: usize) -> CaseRun {
+/// case directory written when one is unexpected; or why the case could not be set up.
+fn run_case(
+    envs: &[Env],
+    known: &ExpectedSet,
+    cfg: &RunConfig,
+    index: u64,
+    g: usize,
+) -> Result<CaseRun, String> {
     let env = &envs[g];
     let t = Instant::now();
-    let result = match run_generated_with_reach(env, cfg.seed, index, cfg.ops) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!(
-                "conformance: git {}: case {index}: setup failed: {e}",
-                env.git.version()
-            );
-            std::process::exit(2);
-        }
-    };
+    let result = run_generated_with_reach(env, cfg.seed, index, cfg.ops)
+        .map_err(|e| format!("git {}: case {index}: setup failed: {e}", env.git.version()))?;
     let secs = t.elapsed().as_secs_f64();
     let version = env.profile.git_version();
     let case = format!("seed{}-case{index}", cfg.seed);
@@ -289,7 +304,7 @@ fn run_case(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, index: u64, g: u
         }
         dir = Some(d);
     }
-    CaseRun {
+    Ok(CaseRun {
         index,
         g,
         result,
@@ -297,7 +312,7 @@ fn run_case(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig, index: u64, g: u
         records,
         defects,
         dir,
-    }
+    })
 }
 
 /// Add a case run to the report (its git's figures, the defects, the divergences, each

@@ -1,0 +1,24 @@
+//! A defect planted into our worker processes (`REFTABLE_PLANT`), which only a build with
+//! `--cfg reftable_test_hooks` has; an ordinary build refuses the variable rather than run
+//! clean without the defect.
+
+/// Plant the defect `REFTABLE_PLANT` names, if any.
+#[cfg(reftable_test_hooks)]
+pub fn plant_from_env() -> Result<(), String> {
+    if let Ok(name) = std::env::var("REFTABLE_PLANT") {
+        match reftable::test_hooks::Defect::from_name(&name) {
+            Some(d) => reftable::test_hooks::plant(d),
+            None => return Err(format!("no planted defect named {name}")),
+        }
+    }
+    Ok(())
+}
+
+/// An ordinary build has no planted defects: asking for one is an error, not a clean run.
+#[cfg(not(reftable_test_hooks))]
+pub fn plant_from_env() -> Result<(), String> {
+    if std::env::var_os("REFTABLE_PLANT").is_some() {
+        return Err("REFTABLE_PLANT needs a build with --cfg reftable_test_hooks".into());
+    }
+    Ok(())
+}
