@@ -13,7 +13,7 @@ use reftable::codec::record::{IndexRecord, ObjRecord, Record};
 use reftable::fsck::{show_bytes, show_log_key};
 
 use reftable::table::Section;
-use reftable::{RefRecord, Table};
+use reftable::{LogRecord, RefRecord, Table};
 
 use crate::error::{CliError, CliResult};
 use crate::path::{self, Target};
@@ -105,7 +105,6 @@ fn dump_blocks(
     let mut first_err = None;
     let mut data_type = BlockType::Ref;
     let mut walk = scratch.take_walk(t);
-    let line = &mut scratch.line;
     let logs = t.info().logs;
     let mut next_at = 0u64;
     loop {
@@ -127,114 +126,157 @@ fn dump_blocks(
             }
         };
         next_at = b.offset + b.full_size as u64;
-        if b.block_type == BlockType::Log {
-            if (b.block_len as u64) > *inflate_left {
-                *inflate_left = 0;
-                writeln!(
-                    out,
-                    "  (stopped at the log block at {}: the log blocks inflated reach --max-inflate; the rest is not shown)",
-                    b.offset
-                )?;
-                break;
-            }
-            *inflate_left -= b.block_len as u64;
+        if !spend_inflate_budget(out, &b, inflate_left)? {
+            break;
         }
-        let kind = if b.block_type == BlockType::Index {
-            format!("{} index", type_name(data_type))
-        } else {
+        // An index block indexes the data blocks before it.
+        if b.block_type != BlockType::Index {
             data_type = b.block_type;
-            type_name(b.block_type).to_string()
-        };
-        write!(
-            out,
-            "  block at {}: type {} ({kind}), block_len {}",
-            b.offset,
-            b.block_type.byte() as char,
-            b.block_len
-        )?;
-        if b.block_type == BlockType::Log {
-            write!(out, " inflated, {} compressed bytes", b.compressed_len)?;
         }
-        writeln!(
-            out,
-            ", {} restarts, restart table at {}, next block at {}",
-            b.restart_count,
-            b.restart_off,
-            b.offset + b.full_size as u64
-        )?;
-        let restarts = walk::restarts(&b, data);
-        write!(out, "    restarts:")?;
-        for r in restarts {
-            write!(out, " {r}")?;
-        }
-        writeln!(out)?;
-        let err = match b.block_type {
-            BlockType::Ref => print_records(
-                out,
-                t,
-                &b,
-                data,
-                (&mut RefRecord::default(), line),
-                |buf, d| {
-                    buf.extend_from_slice(b"ref ");
-                    let _ = write_ref(buf, d.rec);
-                    let _ = write!(buf, " (update index {})", d.rec.update_index);
-                },
-            )?,
-            BlockType::Log => {
-                print_records(out, t, &b, data, (&mut scratch.log, line), |buf, d| {
-                    buf.extend_from_slice(b"log ");
-                    let _ = write_log(buf, d.rec);
-                    if d.rec.is_existence_marker() {
-                        buf.extend_from_slice(b"(existence marker)");
-                    }
-                })?
-            }
-            BlockType::Obj => print_records(
-                out,
-                t,
-                &b,
-                data,
-                (&mut ObjRecord::default(), line),
-                |buf, d| {
-                    let _ = write!(buf, "obj ");
-                    for c in &d.rec.hash_prefix {
-                        let _ = write!(buf, "{c:02x}");
-                    }
-                    if d.rec.offsets.is_empty() {
-                        let _ = write!(buf, " -> (all ref blocks)");
-                    } else {
-                        let _ = write!(buf, " ->");
-                        for o in &d.rec.offsets {
-                            let _ = write!(buf, " {o}");
-                        }
-                    }
-                },
-            )?,
-            _ => print_records(
-                out,
-                t,
-                &b,
-                data,
-                (&mut IndexRecord::default(), line),
-                |buf, d| {
-                    let key = if data_type == BlockType::Log {
-                        show_log_key(d.key)
-                    } else if data_type == BlockType::Obj {
-                        d.key.iter().map(|c| format!("{c:02x}")).collect()
-                    } else {
-                        show_bytes(d.key, 4096)
-                    };
-                    let _ = write!(buf, "index {key} -> {}", d.rec.offset);
-                },
-            )?,
-        };
+        print_block_head(out, &b, data, data_type)?;
+        let err = print_block_records(out, t, &b, data, data_type, scratch)?;
         if let Some(e) = err {
             first_err.get_or_insert(e);
         }
     }
     scratch.keep_walk(walk);
     Ok(first_err)
+}
+
+/// Count a log block's inflated bytes against `inflate_left`. When they would pass it, zero
+/// the budget, say where the dump stops and return false.
+fn spend_inflate_budget(
+    out: &mut impl Write,
+    b: &BlockInfo,
+    inflate_left: &mut u64,
+) -> std::io::Result<bool> {
+    if b.block_type != BlockType::Log {
+        return Ok(true);
+    }
+    if (b.block_len as u64) > *inflate_left {
+        *inflate_left = 0;
+        writeln!(
+            out,
+            "  (stopped at the log block at {}: the log blocks inflated reach --max-inflate; the rest is not shown)",
+            b.offset
+        )?;
+        return Ok(false);
+    }
+    *inflate_left -= b.block_len as u64;
+    Ok(true)
+}
+
+/// Print a block's line (offset, type, lengths, restart table, next block) and its restart
+/// points; `data_type` is the type of the data blocks an index block indexes.
+fn print_block_head(
+    out: &mut impl Write,
+    b: &BlockInfo,
+    data: &[u8],
+    data_type: BlockType,
+) -> std::io::Result<()> {
+    let kind = if b.block_type == BlockType::Index {
+        format!("{} index", type_name(data_type))
+    } else {
+        type_name(b.block_type).to_string()
+    };
+    write!(
+        out,
+        "  block at {}: type {} ({kind}), block_len {}",
+        b.offset,
+        b.block_type.byte() as char,
+        b.block_len
+    )?;
+    if b.block_type == BlockType::Log {
+        write!(out, " inflated, {} compressed bytes", b.compressed_len)?;
+    }
+    writeln!(
+        out,
+        ", {} restarts, restart table at {}, next block at {}",
+        b.restart_count,
+        b.restart_off,
+        b.offset + b.full_size as u64
+    )?;
+    let restarts = walk::restarts(b, data);
+    write!(out, "    restarts:")?;
+    for r in restarts {
+        write!(out, " {r}")?;
+    }
+    writeln!(out)
+}
+
+/// Print a block's records, one line each, by the block's type. Returns the problem that
+/// stopped the records, if any.
+fn print_block_records(
+    out: &mut impl Write,
+    t: &Table,
+    b: &BlockInfo,
+    data: &[u8],
+    data_type: BlockType,
+    scratch: &mut Scratch,
+) -> std::io::Result<Option<String>> {
+    let line = &mut scratch.line;
+    match b.block_type {
+        BlockType::Ref => {
+            print_records(out, t, b, data, (&mut RefRecord::default(), line), ref_line)
+        }
+        BlockType::Log => print_records(out, t, b, data, (&mut scratch.log, line), log_line),
+        BlockType::Obj => {
+            print_records(out, t, b, data, (&mut ObjRecord::default(), line), obj_line)
+        }
+        _ => print_records(
+            out,
+            t,
+            b,
+            data,
+            (&mut IndexRecord::default(), line),
+            |buf, d| index_line(buf, d, data_type),
+        ),
+    }
+}
+
+/// A ref record's line: the ref and its update index.
+fn ref_line(buf: &mut Vec<u8>, d: &Decoded<'_, RefRecord>) {
+    buf.extend_from_slice(b"ref ");
+    let _ = write_ref(buf, d.rec);
+    let _ = write!(buf, " (update index {})", d.rec.update_index);
+}
+
+/// A log record's line, marking existence markers.
+fn log_line(buf: &mut Vec<u8>, d: &Decoded<'_, LogRecord>) {
+    buf.extend_from_slice(b"log ");
+    let _ = write_log(buf, d.rec);
+    if d.rec.is_existence_marker() {
+        buf.extend_from_slice(b"(existence marker)");
+    }
+}
+
+/// An obj record's line: the hash prefix in hex and the ref block offsets.
+fn obj_line(buf: &mut Vec<u8>, d: &Decoded<'_, ObjRecord>) {
+    let _ = write!(buf, "obj ");
+    for c in &d.rec.hash_prefix {
+        let _ = write!(buf, "{c:02x}");
+    }
+    if d.rec.offsets.is_empty() {
+        let _ = write!(buf, " -> (all ref blocks)");
+    } else {
+        let _ = write!(buf, " ->");
+        for o in &d.rec.offsets {
+            let _ = write!(buf, " {o}");
+        }
+    }
+}
+
+/// An index record's line: the key, shown as the indexed `data_type`'s keys are, and the
+/// block it points to.
+fn index_line(buf: &mut Vec<u8>, d: &Decoded<'_, IndexRecord>, data_type: BlockType) {
+    let key = if data_type == BlockType::Log {
+        show_log_key(d.key)
+    } else if data_type == BlockType::Obj {
+        d.key.iter().map(|c| format!("{c:02x}")).collect()
+    } else {
+        show_bytes(d.key, 4096)
+    };
+    let _ = write!(buf, "index {key} -> {}", d.rec.offset);
 }
 
 /// Run `dump`.

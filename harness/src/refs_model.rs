@@ -198,6 +198,66 @@ struct Step {
     force_reflog: bool,
 }
 
+/// A transaction being checked: its steps so far, the names they touch (sorted), the
+/// (step, current value) of the steps that write, and the faults met.
+struct Checking {
+    steps: Vec<Step>,
+    affected: Vec<String>,
+    writes: Vec<(usize, ObjectId)>,
+    log: FaultLog,
+}
+
+/// Whether an update names an invalid ref or pseudoref, or an invalid symref target.
+fn has_bad_name(u: &Update) -> bool {
+    let new_is_value = match &u.new {
+        Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|i| !i.is_null()),
+        Some(Value::Symref(_)) => true,
+        None => false,
+    };
+    let ok = if new_is_value {
+        model_refname_ok(u.refname.as_bytes(), true)
+    } else {
+        model_refname_safe(u.refname.as_bytes())
+    };
+    let targets_ok = [&u.new, &u.old].into_iter().flatten().all(|v| match v {
+        Value::Symref(t) => model_refname_ok(t.as_bytes(), true),
+        Value::Oid(_) => true,
+    });
+    !ok || !targets_ok || model_pseudoref(u.refname.as_bytes())
+}
+
+/// One step per update, as given.
+fn first_steps(updates: &[Update], create_reflog: bool) -> Vec<Step> {
+    updates
+        .iter()
+        .map(|u| Step {
+            name: u.refname.clone(),
+            new: u.new.clone(),
+            old: u.old.clone(),
+            log_only: false,
+            via_head: false,
+            no_deref: u.no_deref,
+            force_reflog: create_reflog && u.takes_create_reflog(),
+        })
+        .collect()
+}
+
+/// Fault a step that writes a missing object, or a non-commit into a branch or `HEAD`.
+fn check_new_object(s: &Step, objects: &dyn Objects, log: &mut FaultLog) {
+    if let Some(Value::Oid(h)) = &s.new {
+        let id = ObjectId::from_hex(h).expect("hex");
+        if !id.is_null() && !s.log_only {
+            match objects.is_commit(&id) {
+                None => log.add(Fault::MissingObject),
+                Some(false) if s.name.starts_with("refs/heads/") || s.name == "HEAD" => {
+                    log.add(Fault::NonCommit)
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 fn normalize(msg: &str) -> Vec<u8> {
     model_reflog_message(msg.as_bytes())
 }
@@ -330,21 +390,7 @@ impl Model {
     ) -> Result<Plan, Refusal> {
         let mut log = FaultLog::default();
         for u in updates {
-            let new_is_value = match &u.new {
-                Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|i| !i.is_null()),
-                Some(Value::Symref(_)) => true,
-                None => false,
-            };
-            let ok = if new_is_value {
-                model_refname_ok(u.refname.as_bytes(), true)
-            } else {
-                model_refname_safe(u.refname.as_bytes())
-            };
-            let targets_ok = [&u.new, &u.old].into_iter().flatten().all(|v| match v {
-                Value::Symref(t) => model_refname_ok(t.as_bytes(), true),
-                Value::Oid(_) => true,
-            });
-            if !ok || !targets_ok || model_pseudoref(u.refname.as_bytes()) {
+            if has_bad_name(u) {
                 log.add(Fault::BadName);
             }
         }
@@ -357,153 +403,165 @@ impl Model {
             Some(MValue::Symref(t)) => Some(t.clone()),
             _ => None,
         };
-        let mut steps: Vec<Step> = updates
-            .iter()
-            .map(|u| Step {
-                name: u.refname.clone(),
-                new: u.new.clone(),
-                old: u.old.clone(),
-                log_only: false,
-                via_head: false,
-                no_deref: u.no_deref,
-                force_reflog: create_reflog && u.takes_create_reflog(),
-            })
-            .collect();
-        // (step, current value) of the steps that write something.
-        let mut writes: Vec<(usize, ObjectId)> = Vec::new();
+        let mut c = Checking {
+            steps: first_steps(updates, create_reflog),
+            affected,
+            writes: Vec::new(),
+            log,
+        };
+        // Checking a step may queue more (for `HEAD`, for a symref's referent).
         let mut i = 0;
-        while i < steps.len() {
-            let s = steps[i].clone();
-            if let Some(Value::Oid(h)) = &s.new {
-                let id = ObjectId::from_hex(h).expect("hex");
-                if !id.is_null() && !s.log_only {
-                    match objects.is_commit(&id) {
-                        None => log.add(Fault::MissingObject),
-                        Some(false) if s.name.starts_with("refs/heads/") || s.name == "HEAD" => {
-                            log.add(Fault::NonCommit)
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            let updates_head =
-                head.as_deref() == Some(s.name.as_str()) && !s.log_only && !s.via_head;
-            if updates_head && affected.iter().any(|a| a == "HEAD") {
-                log.add(Fault::Duplicate);
-            } else if updates_head {
-                let as_oid = |v: &Option<Value>| {
-                    v.as_ref().map(|v| match v {
-                        Value::Oid(h) => Value::Oid(h.clone()),
-                        Value::Symref(_) => Value::Oid(self.null.to_string()),
-                    })
-                };
-                steps.push(Step {
-                    name: "HEAD".into(),
-                    new: as_oid(&s.new),
-                    old: as_oid(&s.old),
-                    log_only: true,
-                    via_head: s.via_head,
-                    no_deref: true,
-                    force_reflog: s.force_reflog,
-                });
-                affected.push("HEAD".into());
-                affected.sort();
-            }
-            let expects_existing = match &s.old {
-                Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|i| !i.is_null()),
-                Some(Value::Symref(_)) => true,
-                None => false,
-            };
-            let Some(current) = self.refs.get(&s.name).cloned() else {
-                if expects_existing {
-                    log.add(Fault::OldValue);
-                    i += 1;
-                    continue;
-                }
-                if !self.available(&s.name, &affected) {
-                    log.add(Fault::DfConflict);
-                }
-                let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
-                if s.new.is_some() && !deletes {
-                    writes.push((i, self.null));
-                }
-                i += 1;
-                continue;
-            };
-            let cur;
-            let mut is_symref = false;
-            let mut referent = String::new();
-            match &current {
-                MValue::Oid(id) => cur = *id,
-                MValue::Symref(t) => {
-                    is_symref = true;
-                    referent = t.clone();
-                    let resolved = self.resolve_lenient(&s.name);
-                    cur = resolved.unwrap_or(self.null);
-                    if s.no_deref && s.old.is_some() && resolved.is_none() {
-                        log.add(Fault::OldValue);
-                    }
-                    if !s.no_deref && affected.iter().any(|a| a == t) {
-                        // Not queued again: a symref loop would never end.
-                        log.add(Fault::Duplicate);
-                    } else if !s.no_deref {
-                        steps.push(Step {
-                            name: t.clone(),
-                            new: s.new.clone(),
-                            old: s.old.clone(),
-                            log_only: s.log_only,
-                            via_head: s.via_head || s.name == "HEAD",
-                            no_deref: false,
-                            force_reflog: s.force_reflog,
-                        });
-                        let st = &mut steps[i];
-                        st.log_only = true;
-                        st.no_deref = true;
-                        if matches!(st.old, Some(Value::Oid(_))) {
-                            st.old = None;
-                        }
-                        affected.push(t.clone());
-                        affected.sort();
-                    }
-                }
-            }
-            let st = &steps[i];
-            match &st.old {
-                Some(Value::Symref(t)) if !is_symref || &referent != t => {
-                    log.add(Fault::OldValue);
-                }
-                Some(Value::Oid(h))
-                    if self.protect_dangling_symrefs
-                        && !st.log_only
-                        && st.no_deref
-                        && is_symref
-                        && cur.is_null()
-                        && ObjectId::from_hex(h).is_some_and(|i| i.is_null()) =>
-                {
-                    log.add(Fault::OldValue);
-                }
-                Some(Value::Oid(h)) if ObjectId::from_hex(h).expect("hex") != cur => {
-                    log.add(Fault::OldValue);
-                }
-                _ => {}
-            }
-            let changes = match &st.new {
-                Some(Value::Oid(h)) => ObjectId::from_hex(h).expect("hex") != cur,
-                Some(Value::Symref(_)) => !cur.is_null(),
-                None => false,
-            };
-            if is_symref || st.log_only || changes {
-                writes.push((i, cur));
-            }
+        while i < c.steps.len() {
+            self.check_step(&mut c, i, head.as_deref(), objects);
             i += 1;
         }
-        if let Some(first) = log.first {
+        if let Some(first) = c.log.first {
             return Err(Refusal {
-                faults: log.faults,
+                faults: c.log.faults,
                 first,
             });
         }
-        Ok((steps, writes))
+        Ok((c.steps, c.writes))
+    }
+
+    /// Check step `i`: its new object, the `HEAD` step it queues when it updates `HEAD`'s
+    /// branch, its current value (through a symref, queueing a step for the referent) and
+    /// its expected old value; note it in the writes when it writes.
+    fn check_step(&self, c: &mut Checking, i: usize, head: Option<&str>, objects: &dyn Objects) {
+        let s = c.steps[i].clone();
+        check_new_object(&s, objects, &mut c.log);
+        self.queue_head_step(c, &s, head);
+        let Some(current) = self.refs.get(&s.name).cloned() else {
+            self.check_missing_ref(c, i, &s);
+            return;
+        };
+        let (cur, referent) = match &current {
+            MValue::Oid(id) => (*id, None),
+            MValue::Symref(t) => (self.follow_symref(c, i, &s, t), Some(t.as_str())),
+        };
+        let st = &c.steps[i];
+        self.check_old_value(st, cur, referent, &mut c.log);
+        let changes = match &st.new {
+            Some(Value::Oid(h)) => ObjectId::from_hex(h).expect("hex") != cur,
+            Some(Value::Symref(_)) => !cur.is_null(),
+            None => false,
+        };
+        if referent.is_some() || st.log_only || changes {
+            c.writes.push((i, cur));
+        }
+    }
+
+    /// A step that updates the branch `HEAD` points at also logs in `HEAD`'s reflog: queue
+    /// that log-only `HEAD` step, or fault a duplicate when `HEAD` is updated already.
+    fn queue_head_step(&self, c: &mut Checking, s: &Step, head: Option<&str>) {
+        let updates_head = head == Some(s.name.as_str()) && !s.log_only && !s.via_head;
+        if updates_head && c.affected.iter().any(|a| a == "HEAD") {
+            c.log.add(Fault::Duplicate);
+        } else if updates_head {
+            let as_oid = |v: &Option<Value>| {
+                v.as_ref().map(|v| match v {
+                    Value::Oid(h) => Value::Oid(h.clone()),
+                    Value::Symref(_) => Value::Oid(self.null.to_string()),
+                })
+            };
+            c.steps.push(Step {
+                name: "HEAD".into(),
+                new: as_oid(&s.new),
+                old: as_oid(&s.old),
+                log_only: true,
+                via_head: s.via_head,
+                no_deref: true,
+                force_reflog: s.force_reflog,
+            });
+            c.affected.push("HEAD".into());
+            c.affected.sort();
+        }
+    }
+
+    /// Step `i` names no existing ref: fault an expected old value or a directory/file
+    /// conflict; a creation writes (from the null id).
+    fn check_missing_ref(&self, c: &mut Checking, i: usize, s: &Step) {
+        let expects_existing = match &s.old {
+            Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|i| !i.is_null()),
+            Some(Value::Symref(_)) => true,
+            None => false,
+        };
+        if expects_existing {
+            c.log.add(Fault::OldValue);
+            return;
+        }
+        if !self.available(&s.name, &c.affected) {
+            c.log.add(Fault::DfConflict);
+        }
+        let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
+        if s.new.is_some() && !deletes {
+            c.writes.push((i, self.null));
+        }
+    }
+
+    /// Step `i` names the symref `s.name` pointing at `target`: returns the id it resolves
+    /// to (null when dangling). Unless the step is no-deref, the update moves to a step
+    /// queued for `target` (a duplicate when `target` is updated already) and step `i` only
+    /// logs.
+    fn follow_symref(&self, c: &mut Checking, i: usize, s: &Step, target: &str) -> ObjectId {
+        let resolved = self.resolve_lenient(&s.name);
+        let cur = resolved.unwrap_or(self.null);
+        if s.no_deref && s.old.is_some() && resolved.is_none() {
+            c.log.add(Fault::OldValue);
+        }
+        if !s.no_deref && c.affected.iter().any(|a| a == target) {
+            // Not queued again: a symref loop would never end.
+            c.log.add(Fault::Duplicate);
+        } else if !s.no_deref {
+            c.steps.push(Step {
+                name: target.to_owned(),
+                new: s.new.clone(),
+                old: s.old.clone(),
+                log_only: s.log_only,
+                via_head: s.via_head || s.name == "HEAD",
+                no_deref: false,
+                force_reflog: s.force_reflog,
+            });
+            let st = &mut c.steps[i];
+            st.log_only = true;
+            st.no_deref = true;
+            if matches!(st.old, Some(Value::Oid(_))) {
+                st.old = None;
+            }
+            c.affected.push(target.to_owned());
+            c.affected.sort();
+        }
+        cur
+    }
+
+    /// Fault a step whose expected old value does not match `cur`, the id its ref resolves
+    /// to (`referent`: the target when the ref is a symref).
+    fn check_old_value(
+        &self,
+        st: &Step,
+        cur: ObjectId,
+        referent: Option<&str>,
+        log: &mut FaultLog,
+    ) {
+        match &st.old {
+            Some(Value::Symref(t)) if referent != Some(t.as_str()) => {
+                log.add(Fault::OldValue);
+            }
+            Some(Value::Oid(h))
+                if self.protect_dangling_symrefs
+                    && !st.log_only
+                    && st.no_deref
+                    && referent.is_some()
+                    && cur.is_null()
+                    && ObjectId::from_hex(h).is_some_and(|i| i.is_null()) =>
+            {
+                log.add(Fault::OldValue);
+            }
+            Some(Value::Oid(h)) if ObjectId::from_hex(h).expect("hex") != cur => {
+                log.add(Fault::OldValue);
+            }
+            _ => {}
+        }
     }
 
     /// Write what a checked transaction changes: `writes` are (step, current value) of the

@@ -21,6 +21,8 @@
 
 use std::path::Path;
 
+use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+use reftable::{ObjectId, StackOptions, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::fit::exponent_over_sizes;
@@ -455,119 +457,10 @@ pub fn markdown(series: &[GitSeries], regressions: &[Regression]) -> String {
 /// git's. The migrations are `FilesRefs::read` + `RefDb::import` of `n` packed branches and
 /// `RefDb::export_files` of a stack of `n` branches.
 pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<GitSeries> {
-    use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
-    use reftable::{ObjectId, StackOptions};
-    let me = Committer {
-        name: b"C O Mitter".to_vec(),
-        email: b"committer@example.com".to_vec(),
-        time: 1_112_911_993,
-        tz_offset: -700,
-    };
-    let commit = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").expect("hex");
-    let tag = ObjectId::from_hex("2d3b8f542f451f455c344c8ba7b22f66421c2582").expect("hex");
+    let ours = OursRun::new(scenario);
     let mut counters: Vec<(String, Vec<f64>)> = Vec::new();
     for &n in sizes {
-        let dir = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "temp dir"))?;
-        // The files-backend side of the migrations: `.git` beside the stack.
-        let files = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "temp dir"))?;
-        let auto = matches!(
-            scenario,
-            GitScenario::AutoCompaction | GitScenario::Transactions
-        );
-        let mut db = RefDb::open(
-            dir.path(),
-            RefDbOptions {
-                // The library's defaults (fsync on), as a user gets them; git syncs reftables
-                // only when `core.fsync` names references, which its default does not.
-                stack: StackOptions {
-                    auto_compaction: auto,
-                    ..StackOptions::default()
-                },
-                ..RefDbOptions::default()
-            },
-        )?;
-        let create = |prefix: &str, target: &dyn Fn(usize) -> ObjectId| {
-            (0..n)
-                .map(|i| RefUpdate::create(format!("{prefix}{i:06}"), target(i)))
-                .collect::<Vec<_>>()
-        };
-        // Setup, not measured.
-        match scenario {
-            GitScenario::CreatePreexisting => {
-                db.transaction(&create("refs/heads/p-", &|_| commit), &me, &AssumeCommits)?;
-            }
-            GitScenario::ForEachRef
-            | GitScenario::ForEachRefNoSort
-            | GitScenario::ShowRefVerify => {
-                db.transaction(&create("refs/heads/f-", &|_| commit), &me, &AssumeCommits)?;
-            }
-            GitScenario::MigrateToReftable => {
-                // n packed branches, as `git pack-refs` leaves them.
-                let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
-                for i in 0..n {
-                    packed.push_str(&format!("{commit} refs/heads/m-{i:06}\n"));
-                }
-                let w = |name: &str, text: &str| {
-                    std::fs::write(files.path().join(name), text)
-                        .map_err(|e| reftable::Error::io(e, "write files repository"))
-                };
-                w("packed-refs", &packed)?;
-                w("HEAD", "ref: refs/heads/m-000000\n")?;
-            }
-            GitScenario::MigrateToFiles => {
-                db.transaction(&create("refs/heads/m-", &|_| commit), &me, &AssumeCommits)?;
-            }
-            GitScenario::P1401 => {
-                let tags = create("refs/tags/tag-", &|_| commit);
-                db.transaction(&tags, &me, &AssumeCommits)?;
-                let del: Vec<RefUpdate> = (0..n)
-                    .map(|i| RefUpdate::delete(format!("refs/tags/tag-{i:06}"), None))
-                    .collect();
-                db.transaction(&del, &me, &AssumeCommits)?;
-            }
-            _ => {}
-        }
-        let mut ledger = crate::scenarios::TableLedger::new(db.stack());
-        let before = ledger.stats(db.stack());
-        match scenario {
-            GitScenario::CreateTags => {
-                db.transaction(&create("refs/tags/t-", &|_| commit), &me, &AssumeCommits)?
-            }
-            GitScenario::CreateHeads => {
-                db.transaction(&create("refs/heads/b-", &|_| commit), &me, &AssumeCommits)?
-            }
-            GitScenario::CreatePreexisting => db.transaction(
-                &create("refs/tags/n-", &|i| if i % 2 == 0 { tag } else { commit }),
-                &me,
-                &AssumeCommits,
-            )?,
-            GitScenario::ForEachRef | GitScenario::ForEachRefNoSort => {
-                let mut it = db.refs()?;
-                while it.next_record()?.is_some() {}
-            }
-            GitScenario::ShowRefVerify => {
-                for i in 0..n {
-                    db.read_ref(format!("refs/heads/f-{i:06}").as_bytes())?;
-                }
-            }
-            GitScenario::AutoCompaction | GitScenario::Transactions => {
-                for i in 0..n {
-                    let u = RefUpdate::create(format!("refs/heads/c-{i:06}"), commit);
-                    db.transaction(&[u], &me, &AssumeCommits)?;
-                    ledger.settle(db.stack());
-                }
-            }
-            GitScenario::P1401 => {
-                db.transaction(&create("refs/tags/tag-", &|_| commit), &me, &AssumeCommits)?
-            }
-            GitScenario::MigrateToReftable => {
-                let refs = reftable::refdb::FilesRefs::read(files.path(), reftable::HashId::Sha1)?;
-                db.import(&refs, &AssumeCommits)?;
-            }
-            GitScenario::MigrateToFiles => db.export_files(files.path(), &AssumeCommits)?,
-        }
-        ledger.settle(db.stack());
-        let spent = ledger.stats(db.stack()).since(before);
+        let spent = ours.measure(n)?;
         for (i, (name, v)) in spent.counters().iter().enumerate() {
             if counters.len() <= i {
                 counters.push((name.to_string(), Vec::new()));
@@ -586,6 +479,194 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
             .collect(),
         skipped: None,
     })
+}
+
+/// One scenario on our library, and what its updates write: the committer, a commit and an
+/// annotated tag (the object ids taken on trust).
+struct OursRun {
+    scenario: GitScenario,
+    me: Committer,
+    commit: ObjectId,
+    tag: ObjectId,
+}
+
+impl OursRun {
+    fn new(scenario: GitScenario) -> OursRun {
+        OursRun {
+            scenario,
+            me: Committer {
+                name: b"C O Mitter".to_vec(),
+                email: b"committer@example.com".to_vec(),
+                time: 1_112_911_993,
+                tz_offset: -700,
+            },
+            commit: ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").expect("hex"),
+            tag: ObjectId::from_hex("2d3b8f542f451f455c344c8ba7b22f66421c2582").expect("hex"),
+        }
+    }
+
+    /// The counters the measured step spends at size `n`, on a fresh stack (with a files
+    /// repository beside it for the migrations) after the scenario's setup.
+    fn measure(&self, n: usize) -> reftable::Result<Stats> {
+        let dir = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "temp dir"))?;
+        // The files-backend side of the migrations: `.git` beside the stack.
+        let files = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "temp dir"))?;
+        let mut db = self.open(dir.path())?;
+        self.set_up(&mut db, n, files.path())?;
+        let mut ledger = crate::scenarios::TableLedger::new(db.stack());
+        let before = ledger.stats(db.stack());
+        self.run_measured(&mut db, &mut ledger, n, files.path())?;
+        ledger.settle(db.stack());
+        Ok(ledger.stats(db.stack()).since(before))
+    }
+
+    /// The stack in `dir` with the library's defaults, auto-compaction on for the
+    /// scenarios that measure it.
+    fn open(&self, dir: &Path) -> reftable::Result<RefDb> {
+        let auto = matches!(
+            self.scenario,
+            GitScenario::AutoCompaction | GitScenario::Transactions
+        );
+        RefDb::open(
+            dir,
+            RefDbOptions {
+                // The library's defaults (fsync on), as a user gets them; git syncs reftables
+                // only when `core.fsync` names references, which its default does not.
+                stack: StackOptions {
+                    auto_compaction: auto,
+                    ..StackOptions::default()
+                },
+                ..RefDbOptions::default()
+            },
+        )
+    }
+
+    /// The scenario's setup, not measured: the refs (or the files repository) it starts
+    /// from.
+    fn set_up(&self, db: &mut RefDb, n: usize, files: &Path) -> reftable::Result<()> {
+        let (me, commit) = (&self.me, self.commit);
+        match self.scenario {
+            GitScenario::CreatePreexisting => {
+                db.transaction(
+                    &creations("refs/heads/p-", n, &|_| commit),
+                    me,
+                    &AssumeCommits,
+                )?;
+            }
+            GitScenario::ForEachRef
+            | GitScenario::ForEachRefNoSort
+            | GitScenario::ShowRefVerify => {
+                db.transaction(
+                    &creations("refs/heads/f-", n, &|_| commit),
+                    me,
+                    &AssumeCommits,
+                )?;
+            }
+            GitScenario::MigrateToReftable => write_packed_branches(files, n, commit)?,
+            GitScenario::MigrateToFiles => {
+                db.transaction(
+                    &creations("refs/heads/m-", n, &|_| commit),
+                    me,
+                    &AssumeCommits,
+                )?;
+            }
+            GitScenario::P1401 => {
+                let tags = creations("refs/tags/tag-", n, &|_| commit);
+                db.transaction(&tags, me, &AssumeCommits)?;
+                let del: Vec<RefUpdate> = (0..n)
+                    .map(|i| RefUpdate::delete(format!("refs/tags/tag-{i:06}"), None))
+                    .collect();
+                db.transaction(&del, me, &AssumeCommits)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The scenario's measured step, settling `ledger` after each transaction where there
+    /// are several.
+    fn run_measured(
+        &self,
+        db: &mut RefDb,
+        ledger: &mut crate::scenarios::TableLedger,
+        n: usize,
+        files: &Path,
+    ) -> reftable::Result<()> {
+        let (me, commit, tag) = (&self.me, self.commit, self.tag);
+        match self.scenario {
+            GitScenario::CreateTags => db.transaction(
+                &creations("refs/tags/t-", n, &|_| commit),
+                me,
+                &AssumeCommits,
+            )?,
+            GitScenario::CreateHeads => db.transaction(
+                &creations("refs/heads/b-", n, &|_| commit),
+                me,
+                &AssumeCommits,
+            )?,
+            GitScenario::CreatePreexisting => db.transaction(
+                &creations("refs/tags/n-", n, &|i| {
+                    if i % 2 == 0 {
+                        tag
+                    } else {
+                        commit
+                    }
+                }),
+                me,
+                &AssumeCommits,
+            )?,
+            GitScenario::ForEachRef | GitScenario::ForEachRefNoSort => {
+                let mut it = db.refs()?;
+                while it.next_record()?.is_some() {}
+            }
+            GitScenario::ShowRefVerify => {
+                for i in 0..n {
+                    db.read_ref(format!("refs/heads/f-{i:06}").as_bytes())?;
+                }
+            }
+            GitScenario::AutoCompaction | GitScenario::Transactions => {
+                for i in 0..n {
+                    let u = RefUpdate::create(format!("refs/heads/c-{i:06}"), commit);
+                    db.transaction(&[u], me, &AssumeCommits)?;
+                    ledger.settle(db.stack());
+                }
+            }
+            GitScenario::P1401 => db.transaction(
+                &creations("refs/tags/tag-", n, &|_| commit),
+                me,
+                &AssumeCommits,
+            )?,
+            GitScenario::MigrateToReftable => {
+                let refs = reftable::refdb::FilesRefs::read(files, reftable::HashId::Sha1)?;
+                db.import(&refs, &AssumeCommits)?;
+            }
+            GitScenario::MigrateToFiles => db.export_files(files, &AssumeCommits)?,
+        }
+        Ok(())
+    }
+}
+
+/// `n` creations of `{prefix}{i:06}`, each pointing at `target(i)`.
+fn creations(prefix: &str, n: usize, target: &dyn Fn(usize) -> ObjectId) -> Vec<RefUpdate> {
+    (0..n)
+        .map(|i| RefUpdate::create(format!("{prefix}{i:06}"), target(i)))
+        .collect::<Vec<_>>()
+}
+
+/// A files repository in `files` of `n` packed branches at `commit`, as `git pack-refs`
+/// leaves them, and `HEAD` on the first.
+fn write_packed_branches(files: &Path, n: usize, commit: ObjectId) -> reftable::Result<()> {
+    let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+    for i in 0..n {
+        packed.push_str(&format!("{commit} refs/heads/m-{i:06}\n"));
+    }
+    let w = |name: &str, text: &str| {
+        std::fs::write(files.join(name), text)
+            .map_err(|e| reftable::Error::io(e, "write files repository"))
+    };
+    w("packed-refs", &packed)?;
+    w("HEAD", "ref: refs/heads/m-000000\n")?;
+    Ok(())
 }
 
 /// A log-log plot per scenario: every git's system calls per operation (total) and our

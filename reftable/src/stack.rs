@@ -14,7 +14,7 @@ use crate::codec::record::{LogRecord, Record, RefRecord};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::HashId;
 use crate::lock::{set_permissions, LockFile, TempFile};
-use crate::merged::MergedTable;
+use crate::merged::{MergedIter, MergedTable};
 use crate::stack_reader::{read_tables_list, reload_tables};
 use crate::stats::{Stats, StatsSink};
 use crate::table::Table;
@@ -553,6 +553,44 @@ impl Stack {
             return Ok(());
         }
         self.compaction.attempts += 1;
+        let (first, table_locks) = self.lock_tables_to_compact(first, last, best_effort)?;
+        crash_point!(CompactTablesLocked);
+
+        let tables: Vec<Table> = self.tables()[first..=last].to_vec();
+        let min = tables[0].min_update_index();
+        let max = tables[tables.len() - 1].max_update_index();
+        let written = self.write_compacted(&tables, min, max, first == 0, expiry)?;
+        crash_point!(CompactTempWritten);
+
+        let list_lock = self.lock_list()?;
+        let (names, first_to_replace, last_to_replace) = self.find_compacted(first, last)?;
+        let new_name = self.install_compacted(written, min, max)?;
+        let content = tables_list_content(
+            &names,
+            first_to_replace,
+            last_to_replace,
+            new_name.as_deref(),
+        );
+        self.commit_compacted_list(list_lock, &content, new_name.as_deref())?;
+        crash_point!(CompactListRenamed);
+        self.sync_dir()?;
+        self.reload()?;
+        for t in &tables {
+            let _ = std::fs::remove_file(t.name());
+        }
+        drop(table_locks);
+        Ok(())
+    }
+
+    /// Under the list lock, check the stack is up to date and lock tables `first..=last`
+    /// newest first; with best effort, settle for the newer ones. Returns the first table
+    /// locked and the locks; the list lock is released again.
+    fn lock_tables_to_compact(
+        &self,
+        first: usize,
+        last: usize,
+        best_effort: bool,
+    ) -> Result<(usize, Vec<LockFile>)> {
         let list_lock = self.lock_list()?;
         if !self.is_up_to_date()? {
             return Err(Error::new(
@@ -561,7 +599,6 @@ impl Stack {
             )
             .in_file(&self.list_path));
         }
-        // Lock the tables newest first; with best effort, settle for the newer ones.
         let mut first = first;
         let mut table_locks = Vec::new();
         for i in (first..=last).rev() {
@@ -579,13 +616,20 @@ impl Stack {
             }
         }
         list_lock.release()?;
-        crash_point!(CompactTablesLocked);
+        Ok((first, table_locks))
+    }
 
-        let tables: Vec<Table> = self.tables()[first..=last].to_vec();
-        let min = tables[0].min_update_index();
-        let max = tables[tables.len() - 1].max_update_index();
-        let drop_tombstones = first == 0;
-        for t in &tables {
+    /// Merge `tables` into a temporary table spanning update indexes `min..=max` (`None`
+    /// when nothing is left), counting the bytes read and the entries written.
+    fn write_compacted(
+        &mut self,
+        tables: &[Table],
+        min: u64,
+        max: u64,
+        drop_tombstones: bool,
+        expiry: Option<&LogExpiry>,
+    ) -> Result<Option<(TempFile, u64, u64)>> {
+        for t in tables {
             self.compaction.bytes += t.info().size;
         }
         let hash = self.opts.hash();
@@ -593,50 +637,43 @@ impl Stack {
         let mut entries = 0u64;
         let written = self.write_table(&table_name_stem(min, max), |w| {
             w.set_limits(min, max)?;
-            let merged = MergedTable::with_sink(tables.clone(), hash, own.clone())?;
+            let merged = MergedTable::with_sink(tables.to_vec(), hash, own.clone())?;
             let mut refs = merged.seek::<RefRecord>(b"")?;
-            while let Some(r) = refs.next_record()? {
-                if drop_tombstones && r.is_deletion() {
-                    continue;
-                }
-                w.add_ref(r)?;
-                entries += 1;
-            }
+            copy_refs(w, &mut refs, drop_tombstones, &mut entries)?;
             let mut logs = merged.seek::<LogRecord>(b"")?;
-            while let Some(l) = logs.next_record()? {
-                if drop_tombstones && l.is_deletion() {
-                    continue;
-                }
-                if expiry.is_some_and(|x| x.drops(l)) {
-                    continue;
-                }
-                w.add_log(l)?;
-                entries += 1;
-            }
-            Ok(())
+            copy_logs(w, &mut logs, drop_tombstones, expiry, &mut entries)
         });
         self.compaction.entries_written += entries;
-        let written = written?;
-        crash_point!(CompactTempWritten);
+        written
+    }
 
-        let mut list_lock = self.lock_list()?;
-        let (names, first_to_replace, last_to_replace) = if self.is_up_to_date()? {
-            (self.names.clone(), first, last)
-        } else {
-            // Someone added or compacted meanwhile: find our tables in the new list.
-            let names = self.read_list()?;
-            let ours = &self.names[first..=last];
-            match names.windows(ours.len()).position(|w| w == ours) {
-                Some(at) => (names.clone(), at, at + ours.len() - 1),
-                None => {
-                    return Err(Error::new(
-                        ErrorKind::Outdated,
-                        "the compacted tables are no longer in the stack",
-                    )
-                    .in_file(&self.list_path))
-                }
-            }
-        };
+    /// The current table names and where tables `first..=last` of the loaded stack sit in
+    /// them: unchanged when the stack is up to date, else found in the list on disk (someone
+    /// added or compacted meanwhile).
+    fn find_compacted(&self, first: usize, last: usize) -> Result<(Vec<String>, usize, usize)> {
+        if self.is_up_to_date()? {
+            return Ok((self.names.clone(), first, last));
+        }
+        let names = self.read_list()?;
+        let ours = &self.names[first..=last];
+        match names.windows(ours.len()).position(|w| w == ours) {
+            Some(at) => Ok((names.clone(), at, at + ours.len() - 1)),
+            None => Err(Error::new(
+                ErrorKind::Outdated,
+                "the compacted tables are no longer in the stack",
+            )
+            .in_file(&self.list_path)),
+        }
+    }
+
+    /// Rename the written table (if any) into the stack directory under its final name,
+    /// which it returns.
+    fn install_compacted(
+        &self,
+        written: Option<(TempFile, u64, u64)>,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<String>> {
         let mut new_name = None;
         if let Some((temp, _, _)) = written {
             let name = format!("{}.ref", table_name_stem(min, max));
@@ -645,32 +682,27 @@ impl Stack {
             crash_point!(CompactTableRenamed);
             new_name = Some(name);
         }
-        let mut content = String::new();
-        for n in names[..first_to_replace]
-            .iter()
-            .chain(new_name.iter())
-            .chain(names[last_to_replace + 1..].iter())
-        {
-            content.push_str(n);
-            content.push('\n');
-        }
+        Ok(new_name)
+    }
+
+    /// Write `content` as `tables.list` and commit it; on failure delete the new table
+    /// `new_name`, which the list would have named.
+    fn commit_compacted_list(
+        &self,
+        mut list_lock: LockFile,
+        content: &str,
+        new_name: Option<&str>,
+    ) -> Result<()> {
         self.count_fsync();
         let committed = list_lock
             .write_contents(content.as_bytes(), self.opts.fsync)
             .and_then(|_| list_lock.commit());
         if let Err(e) = committed {
-            if let Some(n) = &new_name {
+            if let Some(n) = new_name {
                 let _ = std::fs::remove_file(self.dir.join(n));
             }
             return Err(e);
         }
-        crash_point!(CompactListRenamed);
-        self.sync_dir()?;
-        self.reload()?;
-        for t in &tables {
-            let _ = std::fs::remove_file(t.name());
-        }
-        drop(table_locks);
         Ok(())
     }
 
@@ -699,6 +731,67 @@ impl Stack {
         drop(lock);
         Ok(())
     }
+}
+
+/// Copy the merged refs into `w`, leaving out deletions when `drop_tombstones`; counts them
+/// in `entries`.
+fn copy_refs(
+    w: &mut TableWriter,
+    refs: &mut MergedIter<RefRecord>,
+    drop_tombstones: bool,
+    entries: &mut u64,
+) -> Result<()> {
+    while let Some(r) = refs.next_record()? {
+        if drop_tombstones && r.is_deletion() {
+            continue;
+        }
+        w.add_ref(r)?;
+        *entries += 1;
+    }
+    Ok(())
+}
+
+/// Copy the merged reflog entries into `w`, leaving out deletions when `drop_tombstones`
+/// and the entries `expiry` drops; counts them in `entries`.
+fn copy_logs(
+    w: &mut TableWriter,
+    logs: &mut MergedIter<LogRecord>,
+    drop_tombstones: bool,
+    expiry: Option<&LogExpiry>,
+    entries: &mut u64,
+) -> Result<()> {
+    while let Some(l) = logs.next_record()? {
+        if drop_tombstones && l.is_deletion() {
+            continue;
+        }
+        if expiry.is_some_and(|x| x.drops(l)) {
+            continue;
+        }
+        w.add_log(l)?;
+        *entries += 1;
+    }
+    Ok(())
+}
+
+/// The text of `tables.list` with `names[first..=last]` replaced by `new_name` (by nothing
+/// when `None`): one name a line.
+fn tables_list_content(
+    names: &[String],
+    first: usize,
+    last: usize,
+    new_name: Option<&str>,
+) -> String {
+    let mut content = String::new();
+    for n in names[..first]
+        .iter()
+        .map(String::as_str)
+        .chain(new_name)
+        .chain(names[last + 1..].iter().map(String::as_str))
+    {
+        content.push_str(n);
+        content.push('\n');
+    }
+    content
 }
 
 /// An addition in progress: holds `tables.list.lock` until committed or dropped. Dropping it
