@@ -138,11 +138,6 @@ pub use table::Table;
 pub use target::Target;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};
 
-/// The README's Rust examples, compiled and run as doctests so they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
-
 /// The crate README's examples (what crates.io shows), compiled and run as doctests too.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -42,7 +42,7 @@ impl Cmd {
 
 /// The gate's own modes as commands, by name (`run`, `migrate`, `concurrent`, `damaged`,
 /// `retries`: the faults mode's `EINTR` and `EAGAIN` points),
-/// in the sizes the README's gate sections name; the runs stop at their first divergence
+/// in the sizes `conformance/README.md` names; the runs stop at their first divergence
 /// and take a git command that runs 20 s for a hang, so that a mutant is judged quickly and a
 /// mutant that makes git hang is caught within its budget rather than timed out.
 pub fn builtin_mode(name: &str) -> Result<Cmd, String> {
