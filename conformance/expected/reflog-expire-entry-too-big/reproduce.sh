@@ -4,6 +4,8 @@
 # Runs the operations of a reftable-rs conformance case with git alone and prints
 # each command's exit status and the refs after it.
 # Usage: sh reproduce.sh [GIT]   (default: git on PATH)
+# Exit 1 when `git reflog expire --all` fails (the defect), 0 when it does not, 2 when the
+# case cannot be set up.
 #
 # What the gate saw:
 #   step 1: reflog expire Before(1112912053) refs/heads/b/c/d
@@ -24,12 +26,12 @@ state() {
 }
 "$GIT" version
 "$GIT" init -q --ref-format=reftable --object-format=sha256 -b main "$scratch/repo" && cd "$scratch/repo" || exit 2
-"$GIT" config reftable.blockSize 300
-"$GIT" config reftable.restartInterval 16
-"$GIT" config reftable.indexObjects true
-"$GIT" config core.logAllRefUpdates true
+"$GIT" config reftable.blockSize 300 || exit 2
+"$GIT" config reftable.restartInterval 16 || exit 2
+"$GIT" config reftable.indexObjects true || exit 2
+"$GIT" config core.logAllRefUpdates true || exit 2
 at 0
-tree=$("$GIT" mktree </dev/null)
+tree=$("$GIT" mktree </dev/null) || exit 2
 c0=$(printf 'commit 0\n' | "$GIT" commit-tree "$tree")
 [ "$c0" = c7eb4c16e9b0eed8d661683994bcf15128fc623428bbe6f728bf246e52677064 ] || echo "warning: commit 0 is $c0, not the gate's c7eb4c16e9b0eed8d661683994bcf15128fc623428bbe6f728bf246e52677064"
 c1=$(printf 'commit 1\n' | "$GIT" commit-tree "$tree" -p "$c0")
@@ -55,11 +57,19 @@ create refs/heads/main 08d729bddd7af5cdd34cd885a192cd91772cfb9ecde89040a9ef80ffe
 prepare
 commit
 REFTABLE_EOF
-echo "exit $?"
+status=$?
+echo "exit $status"
+[ $status -eq 0 ] || { echo "cannot run: the first transaction failed"; exit 2; }
 state
 
 echo '== step 1: reflog expire Before(1112912053) refs/heads/b/c/d'
 at 1
-"$GIT" reflog expire --all --expire='1112912053 +0000' --expire-unreachable=never; echo "all exit $?"; "$GIT" log -g --format='%gs' HEAD | awk '{print length($0)}'
+"$GIT" reflog expire --all --expire='1112912053 +0000' --expire-unreachable=never; status=$?; echo "all exit $status"; "$GIT" log -g --format='%gs' HEAD | awk '{print length($0)}'
 echo "exit $?"
 state
+if [ $status -ne 0 ]; then
+  echo "DEFECT: git reflog expire --all failed (exit $status) on a reflog git wrote"
+  exit 1
+fi
+echo "ok: git reflog expire --all succeeded"
+exit 0

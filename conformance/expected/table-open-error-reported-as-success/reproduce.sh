@@ -4,7 +4,7 @@
 # returns 0 on that path, so the stack goes on to read a block source that was never set up
 # (and frees an uninitialized pointer). strace fails the first open of the stack's first
 # table with EIO; a git without the defect reports an error instead. Exit 1 when git is killed
-# by a signal, 0 otherwise.
+# by a signal, 0 otherwise, 2 when it cannot run.
 #
 #   sh reproduce.sh [GIT]
 set -u
@@ -12,10 +12,10 @@ GIT=${1:-git}
 command -v strace >/dev/null || { echo "needs strace" >&2; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-"$GIT" init -q --ref-format=reftable repo
-cd repo
-"$GIT" -c user.name=A -c user.email=a@example.com commit -q --allow-empty -m one
+cd "$dir" || exit 2
+"$GIT" init -q --ref-format=reftable repo || exit 2
+cd repo || exit 2
+"$GIT" -c user.name=A -c user.email=a@example.com commit -q --allow-empty -m one || exit 2
 table="$PWD/.git/reftable/$(head -n 1 .git/reftable/tables.list)"
 strace -f -qq -o /dev/null -P "$table" -e trace=openat -e inject=openat:error=EIO:when=1 \
   "$GIT" for-each-ref
@@ -26,3 +26,4 @@ if [ "$status" -gt 128 ]; then
   exit 1
 fi
 echo "git reported the failure"
+exit 0

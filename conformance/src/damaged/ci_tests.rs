@@ -6,6 +6,7 @@
 //! that many sites.
 
 use crate::ci_output::result::{TestResult, Verdict};
+use crate::damaged::class::Class;
 use crate::damaged::config::COMMANDS;
 use crate::damaged::damage::Edit;
 use crate::damaged::report::{DamageReport, Finding};
@@ -44,7 +45,7 @@ pub fn ci_tests(r: &DamageReport, min_crash_sites: usize) -> Vec<TestResult> {
         let verdict = match &f.known {
             Some(k) => Verdict::Known(format!("known git defect {k} (not a failure of the gate)")),
             // A sanitizer's report fails the run (see `say_damaged`).
-            None if f.class == "sanitizer-report" => Verdict::Fail,
+            None if f.class == Class::SanitizerReport => Verdict::Fail,
             None => Verdict::Known("git defect found by damage (not a failure of the gate)".into()),
         };
         out.push(TestResult::new(&suite, &name, verdict, finding_text(f)));
@@ -59,7 +60,11 @@ pub fn ci_tests(r: &DamageReport, min_crash_sites: usize) -> Vec<TestResult> {
         ));
     }
     if min_crash_sites > 0 {
-        let sites = r.git_findings.iter().filter(|f| f.class == "crash").count();
+        let sites = r
+            .git_findings
+            .iter()
+            .filter(|f| f.class == Class::Crash)
+            .count();
         let name = format!("git crashes at {min_crash_sites} or more distinct sites");
         let verdict = if sites >= min_crash_sites {
             Verdict::Pass

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::ci_output::result::TestResult;
+use crate::damaged::class::Class;
 use crate::damaged::report::Finding;
 use crate::damaged::{run_damaged, DamageConfig, DamageReport};
 use crate::mode::args::{default_jobs, Common};
@@ -102,7 +103,7 @@ impl DamagedRun {
     /// Distinct sites where git crashed.
     fn crash_sites(&self) -> usize {
         let crashes = self.report.git_findings.iter();
-        crashes.filter(|f| f.class == "crash").count()
+        crashes.filter(|f| f.class == Class::Crash).count()
     }
 
     /// Whether the damage reaches fewer crash sites than asked.
@@ -161,7 +162,7 @@ impl ModeReport for DamagedRun {
         let r = &self.report;
         // A sanitizer built into git reporting a leak or a bad access is a defect of git's no
         // reading of the damage excuses: it fails the run unless the registry knows it.
-        let sanitized = |f: &Finding| f.class == "sanitizer-report" && f.known.is_none();
+        let sanitized = |f: &Finding| f.class == Class::SanitizerReport && f.known.is_none();
         self.too_few_sites()
             || !r.ours_findings.is_empty()
             || !r.stale_known.is_empty()

@@ -26,12 +26,8 @@ fn reproduces(
         return false;
     };
     let (obs, _) = observe(env, cfg, base, &t);
-    obs.iter().any(|o| {
-        o.0 == key.0
-            && o.1 == key.1
-            && (key.2.is_empty() || o.2 == key.2)
-            && signature(env, cfg, base, &t, o) == key.3
-    })
+    obs.iter()
+        .any(|o| key.covers(o) && signature(env, cfg, base, &t, o) == key.signature)
 }
 
 /// Fewer edits, then fewer tables: drop each edit while the finding remains; then try

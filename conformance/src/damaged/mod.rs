@@ -10,7 +10,7 @@
 //! installed), each distinct one minimized (edit by edit, table by table) and written as a
 //! directory with the damaged repository and a git-only `reproduce.sh`.
 //!
-//! The files, bottom up: [`config`] (what to run), [`damage`] (edits as data) and [`sites`]
+//! The files, bottom up: [`class`] (a finding's side and class), [`config`] (what to run), [`damage`] (edits as data) and [`sites`]
 //! (where to damage), [`report`] (findings and the report), `outside` (the victim
 //! directory watched), `base` (an undamaged starting point), `trial` (a damaged copy),
 //! `sides` (git's and our commands on it), `observe` (what went wrong), `signature` (what
@@ -21,6 +21,7 @@
 mod base;
 mod base_build;
 pub mod ci_tests;
+pub mod class;
 pub mod cli;
 pub mod config;
 pub mod damage;
@@ -117,7 +118,7 @@ fn label_known(report: &mut DamageReport, known: &ExpectedSet) {
         let hit = f
             .commands
             .iter()
-            .find_map(|c| known.matching_damaged(&v, &f.class, c, &f.signature));
+            .find_map(|c| known.matching_damaged(&v, f.class.name(), c, &f.signature));
         f.known = hit.map(|e| e.id.clone());
     }
 }

@@ -6,13 +6,46 @@ use crate::git::driver::{Exit, Output};
 use crate::setup::env::Env;
 
 use super::base::{Answers, Base};
+use super::class::{Class, Side};
 use super::config::{DamageConfig, COMMANDS};
 use super::outside::listing_change;
-use super::sides::{run_git, run_ours_bounded};
+use super::sides::{run_git, run_ours_bounded, OursStopped};
 use super::trial::Trial;
 
-/// One observation: (side, class, command, detail).
-pub(crate) type Observation = (&'static str, &'static str, &'static str, String);
+/// One thing that went wrong on a trial.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Observation {
+    /// Whose command it was.
+    pub(crate) side: Side,
+    /// What went wrong.
+    pub(crate) class: Class,
+    /// The command (one of [`COMMANDS`], or `all` for ours run together).
+    pub(crate) command: &'static str,
+    /// What was seen: git's stderr, our error, the outputs' difference, ...
+    pub(crate) detail: String,
+}
+
+impl Observation {
+    /// Something git's `command` did.
+    fn git(class: Class, command: &'static str, detail: String) -> Self {
+        Observation {
+            side: Side::Git,
+            class,
+            command,
+            detail,
+        }
+    }
+
+    /// Something our `command` did.
+    fn ours(class: Class, command: &'static str, detail: String) -> Self {
+        Observation {
+            side: Side::Ours,
+            class,
+            command,
+            detail,
+        }
+    }
+}
 
 /// Run every command on a damaged stack; what went wrong, on either side.
 pub(crate) fn observe(
@@ -33,7 +66,8 @@ pub(crate) fn observe(
         let our = ours.as_ref().ok().map(|m| &m[c]);
         git_misbehaviour(c, &o, base_out, our, &mut obs);
         if after != before {
-            obs.push(("git", "touched-outside", c, listing_change(&before, &after)));
+            let change = listing_change(&before, &after);
+            obs.push(Observation::git(Class::TouchedOutside, c, change));
         }
         silent_wrong_answer(c, &o, base_out, our, base.ours_base.get(c), &mut obs);
     }
@@ -47,22 +81,20 @@ fn observe_ours(
     base: &Base,
     t: &Trial,
     obs: &mut Vec<Observation>,
-) -> Result<Answers, String> {
+) -> Result<Answers, OursStopped> {
     let before = t.outside();
     let ours = run_ours_bounded(base, &t.ours_stack, cfg.timeout);
-    match &ours {
-        Err(p) if p == "hang" => obs.push(("ours", "hang", "all", p.clone())),
-        Err(p) => obs.push(("ours", "panic", "all", p.clone())),
-        Ok(_) => {}
+    if let Err(stopped) = &ours {
+        let class = match stopped {
+            OursStopped::Hang => Class::Hang,
+            OursStopped::Panic(_) => Class::Panic,
+        };
+        obs.push(Observation::ours(class, "all", stopped.detail()));
     }
     let after = t.outside();
     if after != before {
-        obs.push((
-            "ours",
-            "touched-outside",
-            "all",
-            listing_change(&before, &after),
-        ));
+        let change = listing_change(&before, &after);
+        obs.push(Observation::ours(Class::TouchedOutside, "all", change));
     }
     ours
 }
@@ -80,10 +112,10 @@ fn git_misbehaviour(
         // A sanitizer's signal handler turns a crash into an exit status.
         if report.contains("DEADLYSIGNAL") || report.contains(": SEGV") {
             let how = format!("signal 11 (under a sanitizer); stderr: {}", o.stderr.trim());
-            obs.push(("git", "crash", c, how));
+            obs.push(Observation::git(Class::Crash, c, how));
             return;
         }
-        obs.push(("git", "sanitizer-report", c, report));
+        obs.push(Observation::git(Class::SanitizerReport, c, report));
     }
     let our_err = matches!(our, Some(Err(_)));
     let our_msg = match our {
@@ -91,28 +123,26 @@ fn git_misbehaviour(
         _ => String::new(),
     };
     match &o.exit {
-        Exit::Signal(s) => obs.push((
-            "git",
-            "crash",
+        Exit::Signal(s) => obs.push(Observation::git(
+            Class::Crash,
             c,
             format!("signal {s}; stderr: {}", o.stderr.trim()),
         )),
-        Exit::Timeout => obs.push(("git", "hang", c, o.stderr.trim().to_string())),
+        Exit::Timeout => obs.push(Observation::git(Class::Hang, c, o.stderr.trim().into())),
         Exit::Code(0) if c != "pack-refs" && c != "refs-verify" && our_err => {
             if o.stdout.trim().is_empty() && !base_out.trim().is_empty() {
-                obs.push((
-                    "git",
-                    "hidden-load-error",
+                obs.push(Observation::git(
+                    Class::HiddenLoadError,
                     c,
                     format!("we: {our_msg}; git stderr: {}", o.stderr.trim()),
                 ));
             } else if !o.stdout.trim().is_empty() {
-                obs.push(("git", "printed-what-we-reject", c, format!("we: {our_msg}")));
+                let we = format!("we: {our_msg}");
+                obs.push(Observation::git(Class::PrintedWhatWeReject, c, we));
             }
         }
-        Exit::Code(0) if c == "refs-verify" && our_err => obs.push((
-            "git",
-            "verify-passes-what-we-reject",
+        Exit::Code(0) if c == "refs-verify" && our_err => obs.push(Observation::git(
+            Class::VerifyPassesWhatWeReject,
             c,
             format!("we: {our_msg}"),
         )),
@@ -179,19 +209,11 @@ fn silent_wrong_answer(
                 matches!(o.exit, Exit::Code(x) if x != 0) && mentions_corruption(&o.stderr);
             let git_undamaged = o.exit.success() && o.stdout == *base_out && o.stderr.is_empty();
             if git_refused {
-                obs.push((
-                    "ours",
-                    "answered-where-git-refused",
-                    c,
-                    o.stderr.trim().to_string(),
-                ));
+                let stderr = o.stderr.trim().to_string();
+                obs.push(Observation::ours(Class::AnsweredWhereGitRefused, c, stderr));
             } else if git_undamaged {
-                obs.push((
-                    "ours",
-                    "wrong-where-git-right",
-                    c,
-                    line_diff(ours_out, &o.stdout),
-                ));
+                let diff = line_diff(ours_out, &o.stdout);
+                obs.push(Observation::ours(Class::WrongWhereGitRight, c, diff));
             }
         }
     }

@@ -5,15 +5,16 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::class::{Class, Side};
 use super::damage::{Damage, Edit};
 
 /// A finding: what went wrong, on whose side, where.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Finding {
     /// `git` or `ours`.
-    pub side: String,
+    pub side: Side,
     /// The class (`crash`, `hang`, `hidden-load-error`, ...).
-    pub class: String,
+    pub class: Class,
     /// The command.
     pub command: String,
     /// What tells distinct defects apart: signal and first frames for crashes.
@@ -100,7 +101,7 @@ impl DamageReport {
         let crash_sites = self
             .git_findings
             .iter()
-            .filter(|f| f.class == "crash")
+            .filter(|f| f.class == Class::Crash)
             .count();
         s.push_str(&format!(
             "**git: {} distinct findings, {crash_sites} distinct crash sites.**\n\n",
@@ -125,7 +126,7 @@ impl DamageReport {
             ));
         }
         s.push_str("\n## What we reported where git did not (samples per finding)\n\n");
-        for f in self.git_findings.iter().filter(|f| f.class != "crash") {
+        for f in self.git_findings.iter().filter(|f| f.class != Class::Crash) {
             s.push_str(&format!("- {} on `{}`:\n", f.class, f.command));
             for x in &f.samples {
                 s.push_str(&format!("  - {}\n", x.replace('|', "\\|")));

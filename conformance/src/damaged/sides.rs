@@ -140,12 +140,31 @@ pub(crate) fn run_ours(base: &Base, stack: &Path) -> Answers {
     out
 }
 
+/// How our commands on a trial failed to give answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum OursStopped {
+    /// They ran past the timeout (the thread is left behind).
+    Hang,
+    /// They panicked, with the panic's message.
+    Panic(String),
+}
+
+impl OursStopped {
+    /// The observation's detail: `hang`, or `panic: MESSAGE`.
+    pub(crate) fn detail(&self) -> String {
+        match self {
+            OursStopped::Hang => "hang".into(),
+            OursStopped::Panic(p) => format!("panic: {p}"),
+        }
+    }
+}
+
 /// Our commands on another thread, so that a hang is seen (the thread is then left behind).
 pub(crate) fn run_ours_bounded(
     base: &Base,
     stack: &Path,
     timeout: Duration,
-) -> Result<Answers, String> {
+) -> Result<Answers, OursStopped> {
     let (tx, rx) = std::sync::mpsc::channel();
     let stack = stack.to_path_buf();
     let names = base.names.clone();
@@ -171,7 +190,7 @@ pub(crate) fn run_ours_bounded(
     });
     match rx.recv_timeout(timeout) {
         Ok(Ok(r)) => Ok(r),
-        Ok(Err(p)) => Err(format!("panic: {p}")),
-        Err(_) => Err("hang".into()),
+        Ok(Err(p)) => Err(OursStopped::Panic(p)),
+        Err(_) => Err(OursStopped::Hang),
     }
 }

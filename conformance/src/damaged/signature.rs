@@ -9,13 +9,46 @@ use crate::git::driver::{BASE_TIME, TZ};
 use crate::setup::env::Env;
 
 use super::base::Base;
+use super::class::{Class, Side};
 use super::config::DamageConfig;
 use super::observe::Observation;
 use super::sides::git_args;
 use super::trial::Trial;
 
-/// What tells two findings apart: (side, class, command (empty for crashes), signature).
-pub(crate) type Key = (String, String, String, String);
+/// What tells two findings apart. Ordered field by field (a command before any other, the
+/// classes by name), as the findings of a run are listed and their directories numbered.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Key {
+    /// Whose finding.
+    pub(crate) side: Side,
+    /// What went wrong.
+    pub(crate) class: Class,
+    /// The command; none for a crash, which is one finding whatever command reaches its
+    /// site.
+    pub(crate) command: Option<&'static str>,
+    /// What [`signature`] made of it.
+    pub(crate) signature: String,
+}
+
+impl Key {
+    /// The key of observation `o` with signature `signature`.
+    pub(crate) fn of(o: &Observation, signature: String) -> Key {
+        Key {
+            side: o.side,
+            class: o.class,
+            command: (o.class != Class::Crash).then_some(o.command),
+            signature,
+        }
+    }
+
+    /// Whether `o` is of this key's side and class, on its command if it has one (the
+    /// signature is left to the caller: a crash's costs a run under gdb).
+    pub(crate) fn covers(&self, o: &Observation) -> bool {
+        o.side == self.side
+            && o.class == self.class
+            && (self.command.is_none() || self.command == Some(o.command))
+    }
+}
 
 /// The first frames of git's crash under gdb (function names, or addresses without
 /// symbols), libc and abort machinery left out.
@@ -93,9 +126,9 @@ pub(crate) fn signature(
     t: &Trial,
     o: &Observation,
 ) -> String {
-    let (side, class, command, detail) = o;
-    if *side == "git" && *class == "crash" {
-        let sig = signal_name(detail);
+    let command = o.command;
+    if o.side == Side::Git && o.class == Class::Crash {
+        let sig = signal_name(&o.detail);
         if cfg.gdb {
             // gdb runs on a fresh copy: pack-refs may have rewritten the stack.
             if let Some(frames) = backtrace(env, base, &t.git_repo, command) {
@@ -104,9 +137,9 @@ pub(crate) fn signature(
         }
         return format!("{sig} in {command}");
     }
-    if *class == "sanitizer-report" {
+    if o.class == Class::SanitizerReport {
         // A leak or a bad access is told apart by where: its kind and git's function.
-        return detail.clone();
+        return o.detail.clone();
     }
     // The other classes are one behaviour per command (git swallowing a load error, git
     // reading less than we check, ...), whatever the damage; our errors are kept as samples.

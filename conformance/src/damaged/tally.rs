@@ -37,20 +37,14 @@ impl Tally {
     /// Record observation `o` with signature `sig`, seen under `damage` on base `bi`: one
     /// more sighting of a known finding, or a new one (announced on stderr).
     pub(crate) fn record(&mut self, o: Observation, sig: String, damage: &Damage, bi: usize) {
-        let command = if o.1 == "crash" { "" } else { o.2 };
-        let key = (
-            o.0.to_string(),
-            o.1.to_string(),
-            command.to_string(),
-            sig.clone(),
-        );
-        let sample = normalize(&o.3);
+        let key = Key::of(&o, sig.clone());
+        let sample = normalize(&o.detail);
         self.findings
             .entry(key)
             .and_modify(|f| {
                 f.count += 1;
-                if !f.commands.iter().any(|c| c == o.2) {
-                    f.commands.push(o.2.into());
+                if !f.commands.iter().any(|c| c == o.command) {
+                    f.commands.push(o.command.into());
                 }
                 if f.samples.len() < 8 && !f.samples.contains(&sample) {
                     f.samples.push(sample.clone());
@@ -59,22 +53,22 @@ impl Tally {
             .or_insert_with(|| {
                 eprintln!(
                     "damaged: {} {} on {}: {sig} ({})",
-                    o.0,
-                    o.1,
-                    o.2,
+                    o.side,
+                    o.class,
+                    o.command,
                     damage.kinds()
                 );
                 Finding {
-                    side: o.0.into(),
-                    class: o.1.into(),
-                    command: o.2.into(),
-                    commands: vec![o.2.into()],
+                    side: o.side,
+                    class: o.class,
+                    command: o.command.into(),
+                    commands: vec![o.command.into()],
                     samples: vec![sample.clone()],
                     signature: sig,
                     count: 1,
                     damage: damage.clone(),
                     base: bi,
-                    detail: o.3.chars().take(2000).collect(),
+                    detail: o.detail.chars().take(2000).collect(),
                     case_dir: None,
                     known: None,
                 }

@@ -11,6 +11,7 @@ use std::time::Instant;
 use crate::setup::env::Env;
 
 use super::base::Base;
+use super::class::{Class, Side};
 use super::config::{DamageConfig, COMMANDS};
 use super::damage::Damage;
 use super::observe::{observe, Observation};
@@ -72,7 +73,7 @@ impl Workers<'_> {
         let mut g = self.found.lock().expect("lock");
         g.count_exits(exits);
         for (o, sig) in obs.into_iter().zip(sigs) {
-            if self.cfg.fail_fast && o.0 == "ours" {
+            if self.cfg.fail_fast && o.side == Side::Ours {
                 self.failed.store(true, Ordering::SeqCst);
             }
             g.record(o, sig, &damage, bi);
@@ -91,7 +92,7 @@ impl Workers<'_> {
     ) -> Vec<String> {
         let mut sigs = Vec::new();
         for o in obs {
-            let t2 = if o.1 == "crash" {
+            let t2 = if o.class == Class::Crash {
                 Trial::prepare(base, damage, &self.work.join(format!("gdb-{job}"))).ok()
             } else {
                 None

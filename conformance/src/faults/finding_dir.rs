@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::faults::class::Class;
 use crate::finding::dir::{fresh, write_script, REPRODUCE};
 use crate::finding::script::sh_quote;
 use crate::git::driver::{date_at, EMAIL, NAME};
@@ -27,6 +28,9 @@ pub struct FindingFiles<'a> {
     pub tick: u64,
     /// The fault.
     pub point: &'a FaultPoint,
+    /// The class of git's faulted run the script tests for; none for a finding of ours,
+    /// which git alone does not show.
+    pub class: Option<Class>,
 }
 
 /// Write the finding into `dir` (made anew).
@@ -39,6 +43,40 @@ pub fn write(dir: &Path, f: &FindingFiles<'_>) -> Result<(), String> {
     let _ = std::fs::remove_file(repo.join(".git/objects/info/alternates"));
     std::fs::write(dir.join("stdin"), f.stdin).map_err(io)?;
     write_script(&dir.join(REPRODUCE), &script(f)).map_err(io)
+}
+
+/// The test of `class` on git's faulted run: a shell condition over `$status` (its exit
+/// status), `$load` (the exit status of `for-each-ref` after it), `$before`, `$after` (the
+/// refs before and after it) and `$clean_status`, `$clean` (the unfaulted run's).
+fn shows(class: Class) -> &'static str {
+    match class {
+        Class::Crash => "[ $status -gt 128 ]",
+        Class::UnloadableStack => "[ $load -ne 0 ]",
+        Class::HalfApplied => "[ \"$after\" != \"$before\" ] && [ \"$after\" != \"$clean\" ]",
+        Class::LostAcknowledgedUpdate => "[ $status -eq 0 ] && [ \"$after\" != \"$clean\" ]",
+        Class::CommittedButReportedFailed => {
+            "[ $status -ne 0 ] && [ \"$after\" = \"$clean\" ] && [ \"$after\" != \"$before\" ]"
+        }
+        Class::StuckLock => "ls .git/reftable/*.lock >/dev/null 2>&1",
+        Class::InterruptNotRetried => "[ $status -ne $clean_status ]",
+        Class::Acknowledged | Class::AcknowledgedWithWarning | Class::CleanRefusal => "false",
+    }
+}
+
+/// The end of a finding's script: the refs after the faulted run, the unfaulted run on
+/// another copy, and the exit: 1 while git's run shows `class`, 0 when it does not (and
+/// always for a finding of ours).
+fn verdict(class: Option<Class>, env: &str, args: &str) -> String {
+    let (test, said) = match class {
+        Some(c) => (shows(c), format!("git {}", c.name())),
+        None => (
+            "false",
+            "a finding of ours: git alone does not show it".into(),
+        ),
+    };
+    format!(
+        "after=$(refs)\ncp -R \"$here/repo\" \"$work/clean\" || exit 2\ncd \"$work/clean\" || exit 2\n{env} \"$GIT\" {args} <\"$here/stdin\" >/dev/null 2>&1\nclean_status=$?\nclean=$(refs)\nif {test}; then\n  echo \"DEFECT: {said}\"\n  exit 1\nfi\necho \"ok: not shown ({said})\"\nexit 0\n"
+    )
 }
 
 fn script(f: &FindingFiles<'_>) -> String {
@@ -72,9 +110,50 @@ fn script(f: &FindingFiles<'_>) -> String {
             format!("-e inject={inject}"),
         ),
     };
+    let args = args.join(" ");
+    let verdict = verdict(f.class, &env, &args);
     format!(
-        "#!/bin/sh\n{about}#\n# git's command on a copy of repo/ with {how} ({inject}).\n#   sh {REPRODUCE} [GIT]\nGIT=${{1:-git}}\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nwork=$(mktemp -d)\ntrap 'rm -rf \"$work\"' EXIT\ncp -R \"$here/repo\" \"$work/repo\"\ncd \"$work/repo\"\n{env} \\\n  strace -f -qq -y -o \"$work/trace\" -e trace={} {fault} \"$GIT\" {} <\"$here/stdin\"\necho \"exit status $?\"\ngrep -E 'INJECTED|EFBIG' \"$work/trace\"\n{env} \"$GIT\" for-each-ref\necho \"for-each-ref: exit status $?\"\nls .git/reftable\n",
+        "#!/bin/sh\n{about}#\n# git's command on a copy of repo/ with {how} ({inject}), then unfaulted on another.\n#   sh {REPRODUCE} [GIT]    Exit 1 while the defect shows, 0 when it does not, 2 when it\n#   cannot run (no strace, no git, a copy failed).\nGIT=${{1:-git}}\ncommand -v strace >/dev/null || {{ echo \"needs strace\"; exit 2; }}\n\"$GIT\" version || {{ echo \"cannot run $GIT\"; exit 2; }}\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nwork=$(mktemp -d)\ntrap 'rm -rf \"$work\"' EXIT\nrefs() {{ {env} \"$GIT\" for-each-ref --format='%(refname) %(objectname) %(symref)' 2>/dev/null; }}\ncp -R \"$here/repo\" \"$work/repo\" || exit 2\ncd \"$work/repo\" || exit 2\nbefore=$(refs)\n{env} \\\n  strace -f -qq -y -o \"$work/trace\" -e trace={} {fault} \"$GIT\" {args} <\"$here/stdin\"\nstatus=$?\necho \"exit status $status\"\ngrep -E 'INJECTED|EFBIG' \"$work/trace\"\n{env} \"$GIT\" for-each-ref\nload=$?\necho \"for-each-ref: exit status $load\"\nls .git/reftable\n{verdict}",
         SYSCALLS.join(","),
-        args.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every class's script (and one of ours) has the three exits.
+    #[test]
+    fn a_reproducer_exits_1_0_or_2() {
+        let point = FaultPoint {
+            syscall: "write".into(),
+            nth: 1,
+            errno: "EIO".into(),
+            role: "new table".into(),
+            after_commit: false,
+            fsize: None,
+        };
+        for class in Class::ALL.map(Some).into_iter().chain([None]) {
+            let f = FindingFiles {
+                about: "a finding",
+                pre: Path::new("/nonexistent"),
+                objects: Path::new("/nonexistent"),
+                args: &["update-ref".into(), "--stdin".into()],
+                stdin: "",
+                tick: 1,
+                point: &point,
+                class,
+            };
+            let s = script(&f);
+            for exit in ["exit 1\n", "exit 0\n", "exit 2"] {
+                assert!(s.contains(exit), "{class:?}: no {exit}\n{s}");
+            }
+            let syntax = std::process::Command::new("sh")
+                .args(["-n", "-c", &s])
+                .status();
+            assert!(syntax.unwrap().success(), "{class:?}: not sh\n{s}");
+            let bad = class.is_some_and(Class::is_bad);
+            assert_eq!(bad, !s.contains("if false;"), "{class:?}");
+        }
+    }
 }

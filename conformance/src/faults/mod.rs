@@ -278,6 +278,7 @@ impl Filing<'_> {
                 stdin: "",
                 tick: migration::TICK,
                 point: &point,
+                class: Some(trial.class),
             };
             let dir = out.join(kind);
             match finding_dir::write(&dir, &files) {
@@ -320,6 +321,7 @@ impl Filing<'_> {
                 stdin: stdin.as_deref().unwrap_or(""),
                 tick: t.tick,
                 point: &point,
+                class: (side == Side::Git).then_some(trial.class),
             };
             let dir = out.join(kind);
             let written = finding_dir::write(&dir, &files);

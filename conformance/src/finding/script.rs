@@ -5,7 +5,7 @@
 //! so the same ids), replays every operation with the committer time the gate used, and
 //! prints each command's exit status and git's refs after it.
 
-use crate::finding::divergence::Divergence;
+use crate::finding::divergence::{Check, Divergence};
 use crate::git::driver::{BASE_TIME, EMAIL, NAME, TZ};
 use crate::ops::{CaseOptions, Expire, Op, Update, Value};
 use crate::setup::pool::ObjectPool;
@@ -308,6 +308,31 @@ pub fn git_only(
         s.push_str("\"$GIT\" config receive.autogc false\n");
     }
     steps(&mut s, ops, opts.worktree);
+    s.push_str(&verdict(divergences));
+    s
+}
+
+/// The script's exit, from what the gate saw: 1 while git still crashes (a signal) or hangs
+/// (past the timeout) where the gate saw it do so, 0 when it does not; 2 for the other
+/// checks, whose judge is the gate's model (git alone cannot tell a wrong answer: compare
+/// the steps printed with `diff.txt`, or run `rerun.sh`), and when the case cannot be set up.
+fn verdict(divergences: &[Divergence]) -> String {
+    let checks: Vec<Check> = divergences.iter().map(|d| d.check).collect();
+    let mut s = String::from("\n");
+    if checks.contains(&Check::GitCrashed) {
+        s.push_str("if [ -n \"$crashed\" ]; then\n  echo \"DEFECT: git died of a signal at step $crashed\"\n  exit 1\nfi\n");
+    }
+    if checks.contains(&Check::Hang) {
+        s.push_str("if [ -n \"$hung\" ]; then\n  echo \"DEFECT: git ran past the timeout at step $hung\"\n  exit 1\nfi\n");
+    }
+    if checks
+        .iter()
+        .any(|c| !matches!(c, Check::GitCrashed | Check::Hang))
+    {
+        s.push_str("echo 'git alone cannot tell whether the answers above are wrong (the gate judges them by its model): compare them with diff.txt, or run rerun.sh'\nexit 2\n");
+    } else {
+        s.push_str("echo 'ok: git neither crashed nor hung'\nexit 0\n");
+    }
     s
 }
 
@@ -320,6 +345,7 @@ fn header(s: &mut String, title: &str, opts: &CaseOptions, ops: &[Op], divergenc
     );
     s.push_str("# each command's exit status and the refs after it.\n");
     s.push_str("# Usage: sh reproduce.sh [GIT]   (default: git on PATH)\n");
+    s.push_str("# Exit 1 while git crashes or hangs where the gate saw it, 0 when it does not, 2 when\n# the case cannot be set up or git alone cannot judge the answers (the gate's model does).\n");
     if !divergences.is_empty() {
         s.push_str("#\n# What the gate saw:\n");
         for d in divergences {
@@ -359,7 +385,11 @@ fn setup(s: &mut String, opts: &CaseOptions) {
     }
     s.push_str(&at_function());
     s.push_str("state() {\n  \"$GIT\" for-each-ref --include-root-refs --format='%(refname) %(objectname) %(*objectname) %(symref)' 2>/dev/null ||\n    \"$GIT\" for-each-ref --format='%(refname) %(objectname) %(*objectname) %(symref)'\n}\n");
-    s.push_str("\"$GIT\" version\n");
+    s.push_str("\"$GIT\" version || { echo \"cannot run $GIT\"; exit 2; }\n");
+    // Each step's status: a signal (129 to 192) or the timeout (124) is remembered.
+    s.push_str(
+        "crashed= hung=\nif command -v timeout >/dev/null; then t=\"timeout 60\"; else t=; fi\n",
+    );
     s.push_str(&format!(
         "\"$GIT\" init -q --ref-format=reftable --object-format={} -b main \"$scratch/repo\" && cd \"$scratch/repo\" || exit 2\n",
         opts.hash().name()
@@ -373,7 +403,7 @@ fn setup(s: &mut String, opts: &CaseOptions) {
         ("reftable.indexObjects", opts.index_objects.to_string()),
         ("core.logAllRefUpdates", opts.log_refs.as_str().to_string()),
     ] {
-        s.push_str(&format!("\"$GIT\" config {k} {v}\n"));
+        s.push_str(&format!("\"$GIT\" config {k} {v} || exit 2\n"));
     }
 }
 
@@ -416,12 +446,12 @@ fn steps(s: &mut String, ops: &[Op], worktree: bool) {
         ));
         let (args, stdin) = git_invocation(op);
         let args: Vec<String> = args.iter().map(|a| sh_arg(a)).collect();
-        s.push_str(&format!("\"$GIT\" {}", args.join(" ")));
+        s.push_str(&format!("$t \"$GIT\" {}", args.join(" ")));
         match stdin {
             Some(input) => s.push_str(&format!(" <<'REFTABLE_EOF'\n{input}REFTABLE_EOF\n")),
             None => s.push('\n'),
         }
-        s.push_str("echo \"exit $?\"\nstate\n");
+        s.push_str(&format!("status=$?\necho \"exit $status\"\n[ $status -gt 128 ] && [ $status -lt 193 ] && crashed=${{crashed:-{i}}}\n[ $status -eq 124 ] && hung=${{hung:-{i}}}\nstate\n"));
         if worktree {
             s.push_str("echo '-- in the worktree:'\n(cd ../wt && state)\n");
         }
@@ -517,6 +547,41 @@ mod tests {
         assert!(script.contains("worktree add -q --detach --no-checkout ../wt \"$c0\""));
         assert!(script.contains("\"$GIT\" -C ../wt update-ref"));
         assert!(script.contains("(cd ../wt && state)"));
+    }
+
+    /// A case's script exits 1 while git crashes where the gate saw it, 0 when it does
+    /// not, 2 when it cannot run or cannot judge.
+    #[test]
+    fn a_reproducer_exits_1_0_or_2() {
+        let null = reftable::ObjectId::null(reftable::HashId::Sha1);
+        let pool = ObjectPool {
+            objects_dir: Default::default(),
+            pool: crate::setup::pool::Pool {
+                commits: vec![],
+                tags: vec![],
+                tree: null,
+                missing: null,
+            },
+        };
+        let seen = |check| Divergence {
+            step: 0,
+            check,
+            class: "crash".into(),
+            detail: String::new(),
+        };
+        let opts = CaseOptions::default();
+        let crashed = git_only("t", &opts, &[txn("m")], &pool, &[seen(Check::GitCrashed)]);
+        for exit in ["exit 1\n", "exit 0\n", "exit 2"] {
+            assert!(crashed.contains(exit), "no {exit}\n{crashed}");
+        }
+        assert!(crashed.contains("crashed=${crashed:-0}"), "{crashed}");
+        let syntax = std::process::Command::new("sh")
+            .args(["-n", "-c", &crashed])
+            .status();
+        assert!(syntax.unwrap().success(), "not sh\n{crashed}");
+        let judged = git_only("t", &opts, &[txn("m")], &pool, &[seen(Check::Twin)]);
+        assert!(judged.ends_with("exit 2\n"), "{judged}");
+        assert!(judged.contains("|| exit 2\n"), "{judged}");
     }
 
     #[test]
