@@ -7,7 +7,12 @@
 #                               the stack crash test
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The reference adapter's planted defects are found by `conformance impl` (tests/impl_roles.rs),
+# which runs the adapter beside the gate's binary: build it with the same flag first.
+cargo build --locked -p reftable-adapter \
+  --config 'build.rustflags=["--cfg", "reftable_test_hooks"]' --target-dir target/test-hooks
 exec cargo test --locked -p conformance \
   --config 'build.rustflags=["--cfg", "reftable_test_hooks"]' \
   --target-dir target/test-hooks \
-  --test planted_defects --test stack_stress --test no_test_hooks --test concurrent --test faults "$@"
+  --test planted_defects --test stack_stress --test no_test_hooks --test concurrent --test faults \
+  --test impl_roles "$@"

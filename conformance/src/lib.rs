@@ -13,6 +13,7 @@
 //! | damaged stacks | [`damaged`] | `conformance damaged` |
 //! | system-call faults during writes | [`faults`] | `conformance faults` |
 //! | power loss during and after writes | [`powerloss`] | `conformance powerloss` |
+//! | other reftable implementations through an adapter | [`impls`] | `conformance impl` |
 //!
 //! Each mode's options and entry are in its folder's `cli.rs`; [`mode`] holds what they
 //! share: the common options, the report contract ([`mode::report::ModeReport`]) and the one
@@ -63,6 +64,7 @@ pub mod err_class;
 pub mod faults;
 pub mod finding;
 pub mod git;
+pub mod impls;
 pub mod migrate;
 pub mod mode;
 pub mod powerloss;

@@ -14,6 +14,7 @@ use conformance::concurrent::cli::ConcurrentArgs;
 use conformance::damaged::cli::DamagedArgs;
 use conformance::defects::cli::UpstreamArgs;
 use conformance::faults::cli::{CaseArgs, FaultsArgs};
+use conformance::impls::cli::ImplArgs;
 use conformance::migrate::cli::MigrateArgs;
 use conformance::mode::plant::plant_from_env;
 use conformance::run::cli::{CaseDirArgs, RunArgs};
@@ -58,6 +59,11 @@ enum Cmd {
     /// model and read by us and by git; git per `core.fsync` setting (reported), ours with
     /// fsync on (must stay loadable, all-or-nothing and durable once acknowledged) and off.
     Powerloss(CaseArgs),
+    /// Another reftable implementation (dulwich, libgit2, ours through the reference
+    /// adapter) in each role on the generated cases, through its adapter
+    /// (adapters/PROTOCOL.md): reader, writer, interleaved; the conformance matrix and its
+    /// findings, matched against the registry's `impl` entries.
+    Impl(ImplArgs),
     /// Our side of one faulted operation (run by `faults` under strace).
     #[command(hide = true)]
     FaultWorker {
@@ -103,6 +109,7 @@ fn dispatch(cmd: Cmd) -> Result<i32, String> {
         Cmd::Faults(a) => conformance::faults::cli::main(&a),
         Cmd::Powerloss(a) => conformance::powerloss::cli::main(&a),
         Cmd::Upstream(a) => conformance::defects::cli::main(&a),
+        Cmd::Impl(a) => conformance::impls::cli::main(&a),
         Cmd::MutateGit(a) => yardstick::mutate_git(a),
         Cmd::MutateMerge(a) => yardstick::mutate_merge(a),
         Cmd::Coverage(a) => yardstick::coverage(a),

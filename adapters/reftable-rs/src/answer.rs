@@ -121,6 +121,8 @@ fn classify(e: &Error) -> Option<Class> {
         ErrorKind::NameConflict => ("df-conflict", None),
         ErrorKind::OldValueMismatch => ("old-value", None),
         ErrorKind::InvalidObject => ("missing", None),
+        // git refuses a record its block size cannot hold ("entry too large").
+        ErrorKind::EntryTooBig => ("other", Some("entry-too-large")),
         // A ref that does not exist (a rename's source), not a file that vanished.
         ErrorKind::NotExist if e.file().is_none() => ("missing", None),
         _ => return None,

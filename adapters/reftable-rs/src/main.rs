@@ -10,13 +10,15 @@
 //! - `repo.rs`: opening a git directory (object format and `core.*` read from its config);
 //! - `objects.rs`: the object lookups transactions need, from `git cat-file`;
 //! - `reads.rs`, `transaction.rs`, `maintenance.rs`: the verbs;
-//! - `session.rs`: the open repository and the dispatch of one request.
+//! - `session.rs`: the open repository and the dispatch of one request;
+//! - `plant.rs`: defects planted in a test-hooks build, to show the gate's roles can fail.
 
 #![warn(missing_docs)]
 
 mod answer;
 mod maintenance;
 mod objects;
+mod plant;
 mod reads;
 mod repo;
 mod session;

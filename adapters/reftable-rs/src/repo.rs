@@ -133,10 +133,13 @@ fn options(cfg: &Config) -> RefDbOptions {
 }
 
 impl Repo {
-    /// Open the reftable stack of the git directory `gitdir`.
-    pub fn open(gitdir: &Path) -> reftable::Result<Repo> {
+    /// Open the reftable stack of the git directory `gitdir`, with the semantics of the git
+    /// version `git` names where they changed (none: the newest).
+    pub fn open(gitdir: &Path, git: Option<&str>) -> reftable::Result<Repo> {
         let cfg = Config::read(gitdir);
-        let opts = options(&cfg);
+        let mut opts = options(&cfg);
+        // git refuses to write through a dangling symref since 2.52.
+        opts.protect_dangling_symrefs = git.and_then(minor).map_or(true, |v| v >= (2, 52));
         let db = RefDb::open(gitdir.join("reftable"), opts)?;
         Ok(Repo {
             gitdir: gitdir.to_path_buf(),
@@ -144,4 +147,11 @@ impl Repo {
             hash: opts.stack.hash(),
         })
     }
+}
+
+/// The major and minor version of a git version string (`2.47.3`, `git version 2.52.0`).
+fn minor(v: &str) -> Option<(u32, u32)> {
+    let v = v.trim().trim_start_matches("git version ").trim();
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??))
 }

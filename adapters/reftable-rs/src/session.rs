@@ -103,7 +103,8 @@ impl Session {
         };
         self.repo = None;
         self.objects = None;
-        match Repo::open(Path::new(gitdir)) {
+        let git = req.get("git").and_then(Value::as_str);
+        match Repo::open(Path::new(gitdir), git) {
             Ok(repo) => {
                 let hash = match repo.hash {
                     HashId::Sha1 => "sha1",

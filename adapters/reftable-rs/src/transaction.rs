@@ -16,7 +16,10 @@ fn parse_update(u: &Value, hash: HashId) -> Result<RefUpdate, Answer> {
     }
     let name = str_field(u, "name")?;
     let new = parse_new(u.get("new"), hash)?;
-    let expected = parse_old(u.get("old"), hash)?;
+    let mut expected = parse_old(u.get("old"), hash)?;
+    if crate::plant::planted(crate::plant::Plant::SkipOldValue) {
+        expected = reftable::refdb::Expected::Any;
+    }
     let mut update = RefUpdate::new(name, new, expected);
     update.no_deref = bool_field(u, "no_deref")?;
     update.create_reflog = bool_field(u, "create_reflog")?;

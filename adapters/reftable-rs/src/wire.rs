@@ -1,6 +1,7 @@
 //! The protocol's types (adapters/PROTOCOL.md, "Types") read from requests and written into
 //! answers: object ids, ref values, identities, ref objects and reflog entries.
 
+use crate::plant::{planted, Plant};
 use reftable::refdb::{Expected, NewValue};
 use reftable::{Committer, HashId, LogUpdate, ObjectId, RefRecord, RefValue, Target};
 use serde_json::{json, Value};
@@ -121,6 +122,9 @@ pub fn ref_json(rec: &RefRecord, resolved: Option<ObjectId>) -> Value {
     let (oid, symref, peeled) = match &rec.value {
         RefValue::Object(id) => (Some(hex(id)), None, None),
         RefValue::Peeled { object, peeled } => (Some(hex(object)), None, Some(hex(peeled))),
+        RefValue::Symref(_) if planted(Plant::DropSymrefTarget) => {
+            (resolved.as_ref().map(hex), None, None)
+        }
         RefValue::Symref(t) => (resolved.as_ref().map(hex), Some(show(t)), None),
         RefValue::Deletion => (None, None, None),
     };
@@ -130,8 +134,13 @@ pub fn ref_json(rec: &RefRecord, resolved: Option<ObjectId>) -> Value {
 /// A `log_entry` object: the message with its one trailing newline removed.
 pub fn log_json(u: &LogUpdate) -> Value {
     let msg = u.message.strip_suffix(b"\n").unwrap_or(&u.message);
+    let old = if planted(Plant::ReflogWrongOld) {
+        &u.new_id
+    } else {
+        &u.old_id
+    };
     json!({
-        "old": u.old_id.to_string(),
+        "old": old.to_string(),
         "new": u.new_id.to_string(),
         "name": show(&u.name),
         "email": show(&u.email),

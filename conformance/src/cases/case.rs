@@ -30,8 +30,25 @@ pub fn run_generated_with_reach(
 /// Run abstract operations under `opts`, each resolved against the model as the case
 /// stands (a worktree transaction against the worktree's view).
 pub fn run_abstract(env: &Env, opts: CaseOptions, aops: &[AOp]) -> Result<CaseResult, String> {
+    let exec = step_abstract(env, opts, aops, |_, _| true)?;
+    Ok(exec.finish())
+}
+
+/// Run abstract operations under `opts` as [`run_abstract`] does, handing the executor to
+/// `hook` before the first step (with no operation) and once each step has run and passed
+/// the gate's checks; `hook` says whether to go on. The executor is returned unfinished: no
+/// end-of-case checks ran.
+pub fn step_abstract<'e>(
+    env: &'e Env,
+    opts: CaseOptions,
+    aops: &[AOp],
+    mut hook: impl FnMut(&mut Executor<'e>, Option<&Op>) -> bool,
+) -> Result<Executor<'e>, String> {
     let pool = env.pool(opts.hash()).pool.clone();
     let mut exec = Executor::new(env, opts)?;
+    if !hook(&mut exec, None) {
+        return Ok(exec);
+    }
     let mut resolver = Resolver::new(pool, &env.profile.features, &exec.opts);
     for a in aops {
         let op = match a {
@@ -44,12 +61,12 @@ pub fn run_abstract(env: &Env, opts: CaseOptions, aops: &[AOp]) -> Result<CaseRe
         let Some(op) = op else {
             continue;
         };
-        exec.step(op);
-        if exec.diverged() {
+        exec.step(op.clone());
+        if exec.diverged() || !hook(&mut exec, Some(&op)) {
             break;
         }
     }
-    Ok(exec.finish())
+    Ok(exec)
 }
 
 /// Why `ops` cannot run on the git of `profile`, if they cannot: a git without `symref-*`
@@ -91,6 +108,27 @@ pub fn not_applicable(profile: &Profile, ops: &[Op]) -> Option<String> {
             profile.version
         )
     })
+}
+
+/// Run concrete operations under `opts` as [`run_concrete`] does, handing the executor to
+/// `hook` as [`step_abstract`] does.
+pub fn step_concrete<'e>(
+    env: &'e Env,
+    opts: CaseOptions,
+    ops: &[Op],
+    mut hook: impl FnMut(&mut Executor<'e>, Option<&Op>) -> bool,
+) -> Result<Executor<'e>, String> {
+    let mut exec = Executor::new(env, opts)?;
+    if !hook(&mut exec, None) {
+        return Ok(exec);
+    }
+    for op in ops {
+        exec.step(op.clone());
+        if exec.diverged() || !hook(&mut exec, Some(op)) {
+            break;
+        }
+    }
+    Ok(exec)
 }
 
 /// Run concrete operations under `opts` (replay and minimization).

@@ -27,6 +27,10 @@
 //!   (`conformance powerloss`, which reports git's states and never fails on them).
 //! - `worktree`: a difference in a linked worktree; no mode matches these yet (the gate has
 //!   no worktree cases), their reproducers show them with git alone.
+//! - `impl`: a defect of another implementation (`implementation`: `dulwich`, `libgit2`),
+//!   in the range of *its* versions, found by `conformance impl`: a finding whose `role
+//!   check: detail` contains `detail_contains` (a pattern, as for `faults`); its reproducer
+//!   is written in the implementation's language and exits 1 while the defect shows.
 //!
 //! The file is JSON, a list of entries; `mode` is written in every one, `check` only in
 //! run and concurrent entries:
@@ -76,6 +80,9 @@ pub enum Mode {
     /// Linked worktrees (the library has them; until the gate runs worktree cases such
     /// entries are documentation with a git-only reproducer).
     Worktree,
+    /// Another reftable implementation through its adapter (`conformance impl`): the entry
+    /// names the implementation, and its `versions` are that implementation's.
+    Impl,
 }
 
 /// One known divergence.
@@ -124,6 +131,10 @@ pub struct Expected {
     /// replayed on such a build.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub needs_checked_frees: bool,
+    /// `impl` entries: the implementation that has the defect (as its adapter names it in
+    /// `hello`: `dulwich`, `libgit2`); none for git's own defects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
 }
 
 impl Expected {
@@ -167,11 +178,22 @@ fn check_misfit(e: &Expected) -> Option<&'static str> {
         (Mode::Run, _) => Some("a run entry needs a check other than concurrent"),
         (Mode::Concurrent, Some(Check::Concurrent)) => None,
         (Mode::Concurrent, _) => Some("a concurrent entry needs the check concurrent"),
-        (Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Powerloss | Mode::Worktree, None) => {
-            None
-        }
         (
-            Mode::Migrate | Mode::Damaged | Mode::Faults | Mode::Powerloss | Mode::Worktree,
+            Mode::Migrate
+            | Mode::Damaged
+            | Mode::Faults
+            | Mode::Powerloss
+            | Mode::Worktree
+            | Mode::Impl,
+            None,
+        ) => None,
+        (
+            Mode::Migrate
+            | Mode::Damaged
+            | Mode::Faults
+            | Mode::Powerloss
+            | Mode::Worktree
+            | Mode::Impl,
             Some(_),
         ) => Some("only run and concurrent entries have a check"),
     }
@@ -271,6 +293,20 @@ impl ExpectedSet {
         signature: &str,
     ) -> Option<&'s Expected> {
         self.in_range_of(v, mode)
+            .find(|e| contains_pattern(signature, &e.detail_contains))
+    }
+
+    /// The `impl` entry of `implementation` whose range holds its `version` and whose
+    /// `detail_contains` a finding's `role check: detail` contains (a pattern, as for
+    /// `faults`).
+    pub fn matching_impl<'s>(
+        &'s self,
+        implementation: &str,
+        version: &'s GitVersion,
+        signature: &str,
+    ) -> Option<&'s Expected> {
+        (self.in_range_of(version, Mode::Impl))
+            .filter(|e| e.implementation.as_deref() == Some(implementation))
             .find(|e| contains_pattern(signature, &e.detail_contains))
     }
 

@@ -7,7 +7,7 @@ mod bare_logs;
 mod batch;
 mod broken_refs;
 mod broken_refs_verified;
-mod checks;
+pub(crate) mod checks;
 mod config_limits;
 mod coprocs;
 mod expiry;
@@ -76,6 +76,8 @@ pub struct Executor<'e> {
     pub(crate) twin_changed: bool,
     /// Fingerprint of our refs when the twin was last compared.
     pub(crate) twin_checked: Option<u64>,
+    /// git's verdict on the last step's operation (none when the step ran nothing).
+    pub(crate) last_git: Option<Result<(), verdict::Refused>>,
     /// The result so far.
     pub result: CaseResult,
 }
@@ -147,6 +149,7 @@ impl<'e> Executor<'e> {
             table_cache: Default::default(),
             twin_changed: true,
             twin_checked: None,
+            last_git: None,
             result: CaseResult {
                 options: Some(opts),
                 ..Default::default()
@@ -248,9 +251,11 @@ impl<'e> Executor<'e> {
         if let Some((message, create_reflog)) = op.clocked() {
             self.tick = self.update_refs.tick(message, create_reflog);
         }
+        self.last_git = None;
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;
         };
+        self.last_git = Some(git_res.clone());
         let k = self.result.kinds.entry(op.kind().to_string()).or_default();
         k[0] += 1;
         k[1] += u64::from(git_res.is_ok());
@@ -282,6 +287,55 @@ impl<'e> Executor<'e> {
         if !self.diverged() {
             self.check_worktree(&touched);
         }
+    }
+
+    /// git's repository (its work tree; the git directory is `.git` in it).
+    pub fn git_repo(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// git's verdict on the last step's operation: accepted, or refused with git's message
+    /// and its class; none when the step ran nothing.
+    pub fn last_git_verdict(&self) -> Option<&Result<(), verdict::Refused>> {
+        self.last_git.as_ref()
+    }
+
+    /// The committer clock of the last step (its date is [`crate::git::driver::date_at`]).
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// The git under test.
+    pub fn env_git(&self) -> &crate::git::driver::Git {
+        &self.env.git
+    }
+
+    /// The environment (git, its profile, the object pools).
+    pub fn env(&self) -> &'e Env {
+        self.env
+    }
+
+    /// The options our reader opens the case's stacks with.
+    pub fn refdb_options(&self) -> reftable::refdb::RefDbOptions {
+        let protect = self.env.profile.dangling_symref_protected;
+        crate::cases::ours::refdb_options(&self.opts, protect, false)
+    }
+
+    /// The case's options (as fitted to the git).
+    pub fn options(&self) -> &CaseOptions {
+        &self.opts
+    }
+
+    /// Whether the case auto-compacts (git's `reftable.autoCompaction`).
+    pub fn auto_compaction(&self) -> bool {
+        self.opts.auto_compaction
+    }
+
+    /// git's stack as our reader sees it now: what the checks after every step compared
+    /// with git's own listings and reflogs.
+    pub fn git_snapshot(&mut self) -> Result<crate::snapshot::Snapshot, String> {
+        self.git_db.reload().map_err(|e| format!("{e:#}"))?;
+        crate::snapshot::Snapshot::of_refdb(&self.git_db).map_err(|e| format!("{e:#}"))
     }
 
     /// Paths of the two stacks (for case directories).

@@ -1,0 +1,111 @@
+//! `conformance impl` through the binary, on the reference adapter (`reftable-adapter`,
+//! beside the binary): the roles find nothing in our library; and, in a test-hooks build,
+//! each defect planted into the adapter is found by the role and check that must see it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The reference adapter beside the gate's binary, or `None` (skipped, or a failure under
+/// `REFTABLE_REQUIRE_GIT=1`) when it was not built.
+fn adapter() -> Option<PathBuf> {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_conformance")).with_file_name("reftable-adapter");
+    let found = if bin.is_file() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "no {} (cargo build -p reftable-adapter)",
+            bin.display()
+        ))
+    };
+    reftable_testkit::skip::or_skip(found)
+}
+
+/// `conformance impl --impl ours` with `plant` planted in the adapter: exit status and the
+/// JSON report.
+fn run_impl(plant: Option<&str>, cases: &str) -> (Option<i32>, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("impl.json");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.args(["impl", "--impl", "ours", "--cases", cases, "--seed", "1"])
+        .args(["--minimize-seconds", "0", "--jobs", "2", "--report-json"])
+        .arg(&json);
+    if let Some(p) = plant {
+        c.env("REFTABLE_ADAPTER_PLANT", p);
+    }
+    let o = c.output().unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
+        panic!("no report: {}", String::from_utf8_lossy(&o.stderr));
+    });
+    (o.status.code(), serde_json::from_str(&text).unwrap())
+}
+
+/// The (role, check) of every distinct finding.
+fn failing(report: &Value) -> Vec<(String, String)> {
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    findings
+        .iter()
+        .map(|d| {
+            let f = &d["first"];
+            (
+                f["role"].as_str().unwrap().into(),
+                f["check"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_reference_adapter_agrees_with_git_in_every_role() {
+    if adapter().is_none()
+        || reftable_testkit::skip::or_skip(reftable_testkit::git::Git::find()).is_none()
+    {
+        return;
+    }
+    let (code, report) = run_impl(None, "12");
+    assert_eq!(failing(&report), vec![], "{report:#}");
+    assert_eq!(code, Some(0));
+    let passed = |role: &str, check: &str| {
+        let rows = report["matrix"].as_array().unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r["role"] == role && r["check"] == check)
+            .unwrap();
+        row["passed"].as_u64().unwrap()
+    };
+    for (role, check) in [
+        ("reader", "ref-values"),
+        ("reader", "reflogs"),
+        ("writer", "verdict"),
+        ("writer", "state"),
+        ("writer", "git-reads"),
+        ("interleaved", "invariants"),
+    ] {
+        assert!(passed(role, check) > 0, "{role} {check} compared nothing");
+    }
+}
+
+#[cfg(reftable_test_hooks)]
+#[test]
+fn defects_planted_in_the_adapter_are_found_by_their_roles() {
+    if adapter().is_none()
+        || reftable_testkit::skip::or_skip(reftable_testkit::git::Git::find()).is_none()
+    {
+        return;
+    }
+    let plants = [
+        ("skip-old-value", ("writer", "verdict")),
+        ("reflog-wrong-old", ("reader", "reflogs")),
+        ("drop-symref-target", ("reader", "symrefs")),
+    ];
+    for (plant, (role, check)) in plants {
+        let (code, report) = run_impl(Some(plant), "12");
+        let found = failing(&report);
+        assert_eq!(code, Some(1), "{plant}: {found:?}");
+        assert!(
+            found.contains(&(role.to_string(), check.to_string())),
+            "{plant} not found by {role} {check}: {found:?}"
+        );
+    }
+}
