@@ -7,7 +7,9 @@
 #
 # The concurrent mode is `run --concurrent` on both (a build from before `conformance
 # concurrent` existed has only that spelling). Sizes are small: about 5 minutes on 2 cores.
-# Exit 0 when every mode agrees, 1 when one differs, 2 when a run could not be made.
+# Exit 0 when every mode agrees, 1 when one differs, 2 when a run could not be made. When the
+# older build cannot read today's registry, point both at one it can read:
+# REFTABLE_EXPECTED_DIVERGENCES=OLD-CHECKOUT/conformance/expected-divergences.json.
 set -uo pipefail
 before=${1:?before binary}; after=${2:?after binary}; git=${3:-git}; out=${4:-target/compare-builds}
 cd "$(dirname "$0")/.."

@@ -7,7 +7,9 @@
 Reads `conformance/expected-divergences.json` (the registry every mode of the gate reads:
 `conformance/src/defects/registry.rs`) and writes one row per entry: id, mode, the gits that
 have the defect, what shows, which builds can show it, and links to the entry's case
-directory, git-only reproducer and `t/` test where those files exist.
+directory, git-only reproducer and `t/` test where those files exist. The `impl` entries,
+defects of other reftable implementations (`conformance impl`), get a section of their own:
+id, implementation, its versions, what shows, the finding's signature and the reproducer.
 
 Exit status: 0 written, or (with --check) the committed file is what it would write; 1 with
 --check when it differs (a diff on stdout: run the command without --check and commit the
@@ -35,6 +37,8 @@ MODE_COMMAND = {
     'powerloss': '`conformance powerloss`',
     'worktree': 'no mode yet: reproducers only',
 }
+# Defects of other implementations (`conformance impl`), shown after git's.
+IMPL = 'impl'
 SUMMARY_MAX = 180
 
 
@@ -56,8 +60,10 @@ def load(path):
         for key in ('id', 'mode', 'versions', 'detail_contains', 'reason'):
             if not isinstance(e.get(key), str):
                 raise RegistryError(f'{path}: entry {e.get("id", i)}: no string "{key}"')
-        if e['mode'] not in MODES:
+        if e['mode'] not in MODES + [IMPL]:
             raise RegistryError(f'{path}: entry {e["id"]}: unknown mode {e["mode"]!r}')
+        if e['mode'] == IMPL and not isinstance(e.get('implementation'), str):
+            raise RegistryError(f'{path}: entry {e["id"]}: an impl entry names no "implementation"')
     return entries
 
 
@@ -142,6 +148,8 @@ def signature(e):
 
 
 def render(entries, base):
+    impl = [e for e in entries if e['mode'] == IMPL]
+    entries = [e for e in entries if e['mode'] != IMPL]
     by_mode = {m: [e for e in entries if e['mode'] == m] for m in MODES}
     open_n = sum(1 for e in entries if status(e['versions']) == 'open on master')
     lines = [
@@ -187,6 +195,32 @@ def render(entries, base):
                 summary(e['reason']),
                 signature(e),
                 builds(e),
+                files(e, base),
+            ]) + ' |')
+    if impl:
+        names = sorted({e['implementation'] for e in impl})
+        lines += [
+            '',
+            '## Other implementations (`conformance impl`)',
+            '',
+            f'{len(impl)} entries of the same registry (mode `impl`) are defects of other reftable '
+            f'implementations ({", ".join(names)}) that `conformance impl --impl NAME` finds through '
+            'their adapters (`adapters/PROTOCOL.md`). **versions** is the range of the '
+            'implementation\'s own versions; **signature** is text a finding\'s `role check: '
+            'detail` must contain (`*` any text, ` | ` alternatives); the **reproducer**, in the '
+            'implementation\'s language, exits 1 while the defect shows (`ci/reproducers.sh` runs '
+            'it where the implementation is installed).',
+            '',
+            '| id | implementation | versions | what shows | signature | files |',
+            '| --- | --- | --- | --- | --- | --- |',
+        ]
+        for e in sorted(impl, key=lambda e: (e['implementation'], e['id'])):
+            lines.append('| ' + ' | '.join([
+                code(e['id']),
+                cell(e['implementation']),
+                code(e['versions']),
+                summary(e['reason']),
+                code(e['detail_contains']),
                 files(e, base),
             ]) + ' |')
     return '\n'.join(lines) + '\n'

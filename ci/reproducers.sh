@@ -18,6 +18,14 @@
 # the git was built with, none by default. Each reproducer runs under `timeout`, which kills
 # its whole process group (the racy reproducers' background writers with it). The racy ones
 # (concurrent-*) take fewer rounds where they are expected not to show the defect.
+#
+# The registry's `impl` entries (defects of other implementations, `conformance impl`) have
+# reproducers in the implementation's language: dulwich's (adapters/dulwich/repro/*.py) run
+# with the python of the dulwich virtual environment the gate makes,
+# target/impls/dulwich-1.2.21/bin/python (or $DULWICH_PYTHON), with GIT's directory first on
+# PATH, wanting 1 when that dulwich's version is in the entry's range. Without that
+# environment (a clean clone: `conformance impl --impl dulwich` or adapters/dulwich/setup.sh
+# makes it) they are skipped, each with the reason printed.
 # Exit 0 when every reproducer agrees, 1 when one does not, 2 when the check cannot run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -92,6 +100,38 @@ for d in sorted(os.listdir('conformance/expected')):
         print(f'{path}\t0,2\t{ids}\tin range, but needs {need}')
     else:
         print(f'{path}\t0,2\t{ids}\tout of range ({es[0].get("versions", "*")})')
+
+# Other implementations' reproducers, run with their own interpreter.
+import subprocess
+runners = {'dulwich': os.environ.get('DULWICH_PYTHON')
+           or 'target/impls/dulwich-1.2.21/bin/python'}
+impl = {}
+for e in entries:
+    if e.get('mode') == 'impl' and e.get('reproducer'):
+        path = os.path.normpath(os.path.join('conformance', e['reproducer']))
+        impl.setdefault((e.get('implementation', '?'), path), []).append(e)
+for (name, path), es in sorted(impl.items()):
+    ids = ','.join(e['id'] for e in es)
+    runner = runners.get(name)
+    if runner is None:
+        how = {'libgit2': 'C against a libgit2 build: adapters/libgit2/repro/run.sh BUILD ID'}
+        print(f'{path}\tskip\t{ids}\t{how.get(name, "no runner for " + name)}\t-')
+        continue
+    if not os.access(runner, os.X_OK):
+        print(f'{path}\tskip\t{ids}\tno {name} environment at {runner} '
+              f'(conformance impl --impl {name} makes it)\t-')
+        continue
+    p = subprocess.run([runner, '-c', 'import dulwich; print(".".join(map(str, dulwich.__version__)))'],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f'{path}\tskip\t{ids}\t{runner} has no {name}\t-')
+        continue
+    v = parse(p.stdout)
+    inr = [e for e in es if in_range(v, e.get('versions', '*'))]
+    if inr:
+        print(f'{path}\t1\t{ids}\t{name} {p.stdout.strip()} in range ({inr[0]["versions"]})\t{os.path.abspath(runner)}')
+    else:
+        print(f'{path}\t0,2\t{ids}\t{name} {p.stdout.strip()} out of range\t{os.path.abspath(runner)}')
 EOF
 ) || { echo "cannot read the registry" >&2; exit 2; }
 
@@ -100,7 +140,13 @@ trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
 failed=0
 count=0
-while IFS=$'\t' read -r script want ids why; do
+skipped=0
+while IFS=$'\t' read -r script want ids why runner; do
+  if [ "$want" = skip ]; then
+    skipped=$((skipped + 1))
+    printf '%-4s %-62s (%s): %s\n' skip "${script#conformance/expected/}" "$ids" "$why"
+    continue
+  fi
   count=$((count + 1))
   args=("$git_path")
   # Fewer rounds where the race is not expected to show anything.
@@ -111,7 +157,13 @@ while IFS=$'\t' read -r script want ids why; do
     esac
   fi
   t0=$(date +%s)
-  out=$(cd "$work" && timeout -k 5 "$limit" sh "$OLDPWD/$script" "${args[@]}" </dev/null 2>&1)
+  if [ -n "${runner:-}" ] && [ "$runner" != - ]; then
+    # Another implementation's reproducer: its interpreter, the chosen git first on PATH.
+    out=$(cd "$work" && PATH="$(dirname "$git_path"):$PATH" PYTHONDONTWRITEBYTECODE=1 timeout -k 5 "$limit" \
+      "$runner" "$OLDPWD/$script" </dev/null 2>&1)
+  else
+    out=$(cd "$work" && timeout -k 5 "$limit" sh "$OLDPWD/$script" "${args[@]}" </dev/null 2>&1)
+  fi
   got=$?
   secs=$(($(date +%s) - t0))
   last=$(printf '%s\n' "$out" | tail -n 1 | cut -c1-160)
@@ -126,5 +178,5 @@ while IFS=$'\t' read -r script want ids why; do
     printf '%s\n' "$out" | tail -n 15 | sed 's/^/     | /'
   fi
 done <<<"$plan"
-echo "$count reproducers, $failed disagreeing with the contract or the registry, $(($(date +%s) - start)) s"
+echo "$count reproducers, $failed disagreeing with the contract or the registry, $skipped skipped, $(($(date +%s) - start)) s"
 [ "$failed" -eq 0 ]

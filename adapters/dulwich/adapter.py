@@ -8,7 +8,11 @@ or ``quit``; exits 0. Uses only dulwich's public API: ``Repo(gitdir).refs`` (a
 What dulwich does not offer is answered ``unsupported``: compaction, reflog expiry,
 rename/copy, verify, the reflog list, old values that are symrefs or "present", ``verify``-only
 updates. Where the API can only say "did not apply" (``set_if_equals`` and friends return
-False), the refusal is ``old-value``: that is what the API documents False to mean.
+False), the refusal is ``old-value``: that is what the API documents False to mean; its
+message names the call, the old value asked for and what dulwich reads the ref as. A
+transaction naming one ref twice is refused (``name``, ``duplicate``) by the adapter itself:
+dulwich takes single calls, not a list of updates to check. Peeled ids come from
+``Repo.get_peeled``. dulwich's own defects seen through this adapter: FINDINGS.md.
 """
 
 import json
@@ -110,7 +114,8 @@ class Session:
             except (KeyError, ValueError):
                 oid = None
             return {"name": text(name), "oid": oid, "symref": text(raw[5:]), "peeled": None}
-        peeled = refs.get_peeled(name)
+        # Repo.get_peeled: the stored peeled id, else dulwich peels through its objects.
+        peeled = self.repo.get_peeled(name)
         peeled = text(peeled) if peeled is not None and peeled != raw else None
         return {"name": text(name), "oid": text(raw), "symref": None, "peeled": peeled}
 
@@ -152,6 +157,14 @@ class Session:
             committer=f"{c['name']} <{c['email']}>".encode(),
             timestamp=c["time"], timezone=tz_seconds(c["tz"]),
         )
+        names = [u["name"] for u in req["updates"]]
+        dup = next((n for n in sorted(names) if names.count(n) > 1), None)
+        if dup is not None:
+            # dulwich has no transaction object to hand the list to (batch_update buffers
+            # single calls, the last one winning): the request's own check is ours, as git's
+            # "multiple updates for ref" is made before any ref is read.
+            raise refused("name", dup, f"multiple updates for ref '{dup}' not allowed",
+                          detail="duplicate")
         plans = [self.plan(refs, u) for u in req["updates"]]
         if len(plans) == 1:
             self.apply(refs, plans[0], ident)
@@ -197,14 +210,23 @@ class Session:
         if isinstance(new, dict):
             refs.set_symbolic_ref(name, new["symref"].encode(), **kw)
             return
+        expect = old.encode() if old not in (None, "absent") else None
         if new is None:
-            ok = refs.remove_if_equals(name, old.encode() if old else None, **kw)
+            call, ok = "remove_if_equals", refs.remove_if_equals(name, expect, **kw)
         elif old == "absent":
-            ok = refs.add_if_new(name, new.encode(), **kw)
+            call, ok = "add_if_new", refs.add_if_new(name, new.encode(), **kw)
         else:
-            ok = refs.set_if_equals(name, old.encode() if old else None, new.encode(), **kw)
+            call, ok = "set_if_equals", refs.set_if_equals(name, expect, new.encode(), **kw)
         if not ok:
-            raise refused("old-value", text(name), "dulwich declined the update (returned False)")
+            # Say what dulwich was asked and what it reads the ref as, for the report.
+            try:
+                now = text(refs.read_loose_ref(name))
+            except KeyError:
+                now = "absent"
+            want = "absent" if old == "absent" else (old or "None")
+            raise refused("old-value", text(name),
+                          f"dulwich declined the update (returned False): {call} with "
+                          f"old={want}, the ref reads as {now}")
 
 
 def hello(req):

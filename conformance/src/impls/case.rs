@@ -101,6 +101,10 @@ pub fn run_ops(
     let case = format!("seed{seed}-case{index}");
     for side in &mut sides {
         check_end(side, &exec, &mut tally);
+        // A case the adapter answered through to the end (whatever it answered).
+        if !matches!(side.failed, Some((ImplCheck::Answers, _))) {
+            tally.count(side.role, ImplCheck::Answers, true);
+        }
         let at = side.failed_at.unwrap_or(exec.result.ops.len());
         if let Some((check, detail)) = side.failed.take() {
             let f = finding(&exec, (side.role, check, at), (&case, index), detail);

@@ -17,7 +17,7 @@ pub fn check_end(side: &mut Side, exec: &Executor<'_>, t: &mut Tally) {
     let copy = side.repo(exec);
     let git = exec.git_repo().to_path_buf();
     let role = side.role;
-    for (what, args) in git_reads(exec) {
+    for (what, args) in git_reads(exec, side) {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let run = |repo: &Path| {
             let o = exec.env_git().run(repo, &argv, "", exec.tick());
@@ -47,7 +47,7 @@ pub fn check_end(side: &mut Side, exec: &Executor<'_>, t: &mut Tally) {
 }
 
 /// git's reads of a repository that must say the same of the copy as of git's own.
-fn git_reads(exec: &Executor<'_>) -> Vec<(&'static str, Vec<String>)> {
+fn git_reads(exec: &Executor<'_>, side: &Side) -> Vec<(&'static str, Vec<String>)> {
     let f = &exec.env().profile.features;
     let mut listing = vec!["for-each-ref".to_string()];
     if f.include_root_refs {
@@ -55,16 +55,10 @@ fn git_reads(exec: &Executor<'_>) -> Vec<(&'static str, Vec<String>)> {
     }
     listing.push("--format=%(refname) %(objectname) %(*objectname) %(symref)".into());
     let mut reads = vec![("for-each-ref", listing)];
-    reads.push((
-        "reflog of HEAD",
-        vec![
-            "reflog".into(),
-            "show".into(),
-            "--format=%H %gs".into(),
-            "HEAD".into(),
-            "--".into(),
-        ],
-    ));
+    if side.adapter.hello.claims("reflogs_written") {
+        let show = ["reflog", "show", "--format=%H %gs", "HEAD", "--"];
+        reads.push(("reflog of HEAD", show.map(String::from).to_vec()));
+    }
     if f.refs_verify {
         reads.push(("git refs verify", vec!["refs".into(), "verify".into()]));
     }

@@ -1,10 +1,11 @@
-//! A finding's operations cut down (ddmin) to a few that still show it: the same role
-//! failing the same check, its side alone, on the case's options.
+//! A finding's operations cut down (ddmin) to a few that still show it: a finding of the
+//! same signature (role, check, the detail's words), its side alone, on the case's options.
 
 use std::time::{Duration, Instant};
 
 use crate::finding::minimize::ddmin;
 use crate::impls::case::{run_ops, CaseRun, CaseSpec, Source};
+use crate::impls::report::signature;
 use crate::impls::tally::ImplFinding;
 use crate::ops::Op;
 use crate::setup::env::Env;
@@ -30,7 +31,8 @@ pub fn minimize(env: &Env, spec: &CaseSpec<'_>, f: &ImplFinding, budget: Duratio
         let Ok(CaseRun::Ran(t)) = run_ops(env, &one, opts, Source::Given(ops)) else {
             return false;
         };
-        let Some(g) = t.findings.into_iter().find(|g| g.check == f.check) else {
+        let same = signature(f);
+        let Some(g) = t.findings.into_iter().find(|g| signature(g) == same) else {
             return false;
         };
         if best.as_ref().map_or(true, |b| g.ops.len() <= b.ops.len()) {

@@ -217,15 +217,18 @@ fn distinct(mut all: Vec<ImplFinding>) -> Vec<Distinct> {
     by.into_values().collect()
 }
 
-/// Role, check and the detail's words: hex ids, numbers and ref names' last parts left out.
+/// Role, check and the detail's first words, with object ids and numbers left out (ref
+/// names kept: `refs/custom/x` and `refs/notes/commits` may be two causes).
 pub fn signature(f: &ImplFinding) -> String {
     let words: Vec<String> = (f.detail.split_whitespace())
         .take(8)
         .map(|w| {
-            if w.chars().any(|c| c.is_ascii_digit()) || w.contains('/') {
+            let w: String = w.chars().take(48).collect();
+            let digits = w.chars().filter(char::is_ascii_digit).count();
+            if digits * 3 >= w.chars().count() {
                 "_".to_string()
             } else {
-                w.to_string()
+                w.chars().filter(|c| !c.is_ascii_digit()).collect()
             }
         })
         .collect();

@@ -78,6 +78,8 @@ pub struct Executor<'e> {
     pub(crate) twin_checked: Option<u64>,
     /// git's verdict on the last step's operation (none when the step ran nothing).
     pub(crate) last_git: Option<Result<(), verdict::Refused>>,
+    /// The faults the model found in the last step's transaction, when it refused it.
+    pub(crate) last_faults: Option<crate::model::Faults>,
     /// The result so far.
     pub result: CaseResult,
 }
@@ -150,6 +152,7 @@ impl<'e> Executor<'e> {
             twin_changed: true,
             twin_checked: None,
             last_git: None,
+            last_faults: None,
             result: CaseResult {
                 options: Some(opts),
                 ..Default::default()
@@ -252,10 +255,15 @@ impl<'e> Executor<'e> {
             self.tick = self.update_refs.tick(message, create_reflog);
         }
         self.last_git = None;
+        self.last_faults = None;
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;
         };
         self.last_git = Some(git_res.clone());
+        self.last_faults = model_res
+            .as_ref()
+            .and_then(|m| m.as_ref().err())
+            .map(|r| r.faults);
         let k = self.result.kinds.entry(op.kind().to_string()).or_default();
         k[0] += 1;
         k[1] += u64::from(git_res.is_ok());
@@ -298,6 +306,12 @@ impl<'e> Executor<'e> {
     /// and its class; none when the step ran nothing.
     pub fn last_git_verdict(&self) -> Option<&Result<(), verdict::Refused>> {
         self.last_git.as_ref()
+    }
+
+    /// Every fault the model found in the last step's transaction, when it refused it: git
+    /// reports one of them, in an order that changed between versions.
+    pub fn last_model_faults(&self) -> Option<crate::model::Faults> {
+        self.last_faults
     }
 
     /// The committer clock of the last step (its date is [`crate::git::driver::date_at`]).
