@@ -1,5 +1,5 @@
-//! The corrupt tables that crash git 2.47.3 (format notes §6, and the ★ items of §7 that
-//! are table-level) each give a clear error from us: the right kind, a message saying what
+//! The corrupt tables that crash git 2.47.3 (the damaged inputs git's reader trusts, and the
+//! table-level ones among git's past reftable bugs) each give a clear error from us: the right kind, a message saying what
 //! is wrong, the file and the byte offset.
 //!
 //! Each input is cut from a git-written fixture table and committed as

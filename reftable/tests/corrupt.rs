@@ -1,5 +1,5 @@
-//! Every corrupt input from the notes (format §1.4, §3.6 and the inputs that crash git 2.47.3,
-//! §6) gives a clear error, never a panic; and every API misuse is reported as such.
+//! Every corrupt input we know of (bad varints and lengths, prefix compression past the last
+//! key, and the inputs that crash git 2.47.3) gives a clear error, never a panic; and every API misuse is reported as such.
 
 use reftable::{
     ErrorKind, HashId, LogRecord, ObjectId, RefRecord, RefValue, Table, WriteOptions, Writer,

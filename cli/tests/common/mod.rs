@@ -137,7 +137,8 @@ pub fn fix_crc(b: &mut [u8], _footer: usize) {
 }
 
 /// A log-only table whose log block is incompressible: valid by the format, but its
-/// compressed stream extends past the block size git reads (notes §1.9).
+/// compressed stream extends past the block size git reads (git inflates at most a block's
+/// size of a log block's stream).
 pub fn unreadable_by_git() -> Vec<u8> {
     let ctx = CodecContext {
         hash_size: 20,
@@ -198,7 +199,7 @@ pub fn unreadable_by_git() -> Vec<u8> {
     t
 }
 
-/// The corrupt tables of notes §6 (and a few more), by name.
+/// The corrupt tables that crash git 2.47.3 (and a few more), by name.
 pub fn corrupt_tables() -> Vec<(&'static str, Vec<u8>)> {
     let b = base();
     let n = b.len();
