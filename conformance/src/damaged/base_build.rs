@@ -18,7 +18,7 @@ use super::config::{DamageConfig, COMMANDS, OUTSIDE};
 use super::damage::{Damage, Edit};
 use super::sides::{run_git, run_ours};
 use super::sites::{list_sites, sites};
-use super::trial::Trial;
+use super::trial::{damage_for, Trial};
 
 /// The bases of a run, in `work`: the gate's cases of `cfg.seed` in turn until `cfg.bases`
 /// of them ran cleanly or four times as many were tried.
@@ -158,4 +158,35 @@ fn undamaged_answers(env: &Env, base: &mut Base, dir: &Path) -> Result<(), Strin
     base.ours_base = run_ours(base, &t.ours_stack);
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+/// A damaged copy, in `dir`, of the reftable repository `repo` for another reader
+/// (`conformance impl`'s damaged role): one damage drawn as trial `i` of a base is drawn
+/// under `seed`, among every site of `repo`'s stack, and applied as a trial applies it. The
+/// damaged repository is `dir/repo`, the victim file that `tables.list` damage may name is
+/// `dir/outside/victim.ref`, and a copy of the damaged stack for our reader is
+/// `dir/ours/.git/reftable`. Returns the repository, our stack and the damage; `None` when
+/// the stack offers no site.
+pub fn damaged_copy(
+    repo: &Path,
+    hash: HashId,
+    (seed, i): (u64, u64),
+    dir: &Path,
+) -> Result<Option<(PathBuf, PathBuf, Damage)>, String> {
+    let sites = stack_sites(&repo.join(".git/reftable"))?;
+    if sites.is_empty() {
+        return Ok(None);
+    }
+    let base = Base {
+        repo: repo.to_path_buf(),
+        names: Vec::new(),
+        reflog_name: None,
+        hash,
+        sites,
+        git_base: BTreeMap::new(),
+        ours_base: BTreeMap::new(),
+    };
+    let damage = damage_for(seed, i, &base);
+    let trial = Trial::prepare(&base, &damage, dir)?;
+    Ok(Some((trial.git_repo, trial.ours_stack, damage)))
 }

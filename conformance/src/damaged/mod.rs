@@ -15,7 +15,7 @@
 //! directory watched), `base` (an undamaged starting point), `trial` (a damaged copy),
 //! `sides` (git's and our commands on it), `observe` (what went wrong), `signature` (what
 //! tells findings apart), `minimize`, `tally` (findings gathered), `base_build` (bases from
-//! the gate's cases), `worker` (trials taken in turn), `finding_dir` (findings written out),
+//! the gate's cases; [`damaged_copy`], one damaged copy for `conformance impl`), `worker` (trials taken in turn), `finding_dir` (findings written out),
 //! [`ci_tests`] (the report as CI test results).
 
 mod base;
@@ -46,6 +46,7 @@ use crate::defects::registry::ExpectedSet;
 use crate::git::version::GitVersion;
 use crate::setup::env::Env;
 
+pub use base_build::damaged_copy;
 pub use config::DamageConfig;
 pub use report::{DamageReport, Finding};
 

@@ -8,6 +8,7 @@ use crate::cases::case::{step_abstract, step_concrete};
 use crate::cases::executor::Executor;
 use crate::cases::generate::AOp;
 use crate::impls::check::{ImplCheck, Role};
+use crate::impls::damaged::check_damaged;
 use crate::impls::end::check_end;
 use crate::impls::process::Adapter;
 use crate::impls::side::Side;
@@ -25,6 +26,8 @@ pub struct CaseSpec<'a> {
     pub roles: &'a [Role],
     /// Seed, case index, operations per case.
     pub case: (u64, u64, usize),
+    /// Damaged copies the damaged role reads at the end of the case.
+    pub damaged_trials: u64,
 }
 
 /// What one case came to.
@@ -69,7 +72,7 @@ pub fn run_ops(
         if !adapter.hello.hashes.contains(&hash) {
             return Ok(CaseRun::Skipped(format!("object format {hash}")));
         }
-        let copy = (role != Role::Reader)
+        let copy = matches!(role, Role::Writer | Role::Interleaved)
             .then(tempfile::TempDir::new)
             .transpose();
         let copy = copy.map_err(|e| e.to_string())?;
@@ -101,8 +104,10 @@ pub fn run_ops(
     let case = format!("seed{seed}-case{index}");
     for side in &mut sides {
         check_end(side, &exec, &mut tally);
-        // A case the adapter answered through to the end (whatever it answered).
-        if !matches!(side.failed, Some((ImplCheck::Answers, _))) {
+        if side.role == Role::Damaged {
+            check_damaged(side, &exec, (seed, index, spec.damaged_trials), &mut tally);
+        } else if !matches!(side.failed, Some((ImplCheck::Answers, _))) {
+            // A case the adapter answered through to the end (whatever it answered).
             tally.count(side.role, ImplCheck::Answers, true);
         }
         let at = side.failed_at.unwrap_or(exec.result.ops.len());
@@ -114,9 +119,10 @@ pub fn run_ops(
     Ok(CaseRun::Ran(tally))
 }
 
-/// Before the first step: each writing side copies git's repository; each side opens its own.
+/// Before the first step: each writing side copies git's repository; each side opens its own
+/// (the damaged side waits for the case's end).
 fn start(exec: &mut Executor<'_>, sides: &mut [Side], t: &mut Tally) {
-    for s in sides {
+    for s in sides.iter_mut().filter(|s| s.role != Role::Damaged) {
         if let Some(copy) = &s.copy {
             if let Err(e) = copy_repo(exec, copy.path()) {
                 s.failed = Some((ImplCheck::Answers, format!("copying git's repository: {e}")));
@@ -143,7 +149,8 @@ fn copy_repo(exec: &Executor<'_>, to: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// After a step that passed the gate's checks: each side that has not failed does its part.
+/// After a step that passed the gate's checks: each side that has not failed does its part
+/// (the damaged side none: its work is at the case's end).
 fn step(exec: &mut Executor<'_>, op: &Op, sides: &mut [Side], t: &mut Tally) {
     let git = match exec.git_snapshot() {
         Ok(s) => s,
@@ -151,6 +158,9 @@ fn step(exec: &mut Executor<'_>, op: &Op, sides: &mut [Side], t: &mut Tally) {
     };
     let touched = op.touched_refs();
     for s in sides.iter_mut().filter(|s| s.failed.is_none()) {
+        if s.role == Role::Damaged {
+            continue;
+        }
         if s.role == Role::Reader {
             if s.open(exec, t) {
                 s.check_reads(&git, &touched, t);

@@ -32,11 +32,20 @@ pub enum ImplCheck {
     Bytes,
     /// The adapter answered every request (no crash, no hang, no error where git had none).
     Answers,
+    /// On a damaged copy of git's stack the adapter answers every request, `done` or
+    /// `error`: no crash, no hang.
+    SurvivesDamage,
+    /// Where our reader rejects a damaged stack, the adapter answers `error` or reads the
+    /// undamaged state: never other refs or reflogs read as good.
+    RejectsDamage,
+    /// Where our reader still reads a damaged stack (the damage left a valid stack), the
+    /// adapter answers `error`, or reads what our reader reads or the undamaged state.
+    ReadsDamage,
 }
 
 impl ImplCheck {
     /// Every check, in the matrix's order.
-    pub const ALL: [ImplCheck; 12] = [
+    pub const ALL: [ImplCheck; 15] = [
         ImplCheck::RefValues,
         ImplCheck::Symrefs,
         ImplCheck::Peeled,
@@ -49,6 +58,9 @@ impl ImplCheck {
         ImplCheck::Invariants,
         ImplCheck::Bytes,
         ImplCheck::Answers,
+        ImplCheck::SurvivesDamage,
+        ImplCheck::RejectsDamage,
+        ImplCheck::ReadsDamage,
     ];
 
     /// Its name in reports and in the registry.
@@ -66,6 +78,9 @@ impl ImplCheck {
             ImplCheck::Invariants => "invariants",
             ImplCheck::Bytes => "bytes",
             ImplCheck::Answers => "answers",
+            ImplCheck::SurvivesDamage => "survives-damage",
+            ImplCheck::RejectsDamage => "rejects-damage",
+            ImplCheck::ReadsDamage => "reads-damage",
         }
     }
 }
@@ -80,11 +95,13 @@ pub enum Role {
     Writer,
     /// It and git take turns with the case's transactions on one stack.
     Interleaved,
+    /// It reads damaged copies of git's stack once the case is over (opt-in: slower).
+    Damaged,
 }
 
 impl Role {
     /// Every role, in order.
-    pub const ALL: [Role; 3] = [Role::Reader, Role::Writer, Role::Interleaved];
+    pub const ALL: [Role; 4] = [Role::Reader, Role::Writer, Role::Interleaved, Role::Damaged];
 
     /// Its name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -92,6 +109,7 @@ impl Role {
             Role::Reader => "reader",
             Role::Writer => "writer",
             Role::Interleaved => "interleaved",
+            Role::Damaged => "damaged",
         }
     }
 
@@ -100,6 +118,8 @@ impl Role {
         Role::ALL
             .into_iter()
             .find(|r| r.name() == s)
-            .ok_or_else(|| format!("no role {s}: the roles are reader, writer, interleaved"))
+            .ok_or_else(|| {
+                format!("no role {s}: the roles are reader, writer, interleaved, damaged")
+            })
     }
 }

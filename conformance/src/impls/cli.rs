@@ -25,7 +25,8 @@ pub struct ImplArgs {
     /// The implementation: ours, dulwich[=VERSION|PATH], libgit2=ADAPTER, cmd=COMMAND.
     #[arg(long = "impl", default_value = "ours")]
     pub implementation: String,
-    /// The roles, comma-separated: reader, writer, interleaved.
+    /// The roles, comma-separated: reader, writer, interleaved, damaged (not by default:
+    /// slower).
     #[arg(
         long,
         value_delimiter = ',',
@@ -50,6 +51,9 @@ pub struct ImplArgs {
     /// Write the matrix as an SVG picture here.
     #[arg(long)]
     pub report_svg: Option<PathBuf>,
+    /// Damaged copies of git's repository the damaged role reads at the end of each case.
+    #[arg(long, default_value_t = 20)]
+    pub damaged_trials: u64,
     /// Seconds to spend cutting down each distinct finding's operations (0: none).
     #[arg(long, default_value_t = 20)]
     pub minimize_seconds: u64,
@@ -80,6 +84,7 @@ pub fn main(a: &ImplArgs) -> Result<i32, String> {
         timeout,
         roles: &roles,
         case: (a.seed, index, a.ops),
+        damaged_trials: a.damaged_trials,
     };
     let (tally, ran, skipped) = run_cases(&env, a, &spec)?;
     let mut r = ImplReport::new(hello, argv.clone(), roles.clone(), tally);

@@ -21,6 +21,7 @@ pub fn minimize(env: &Env, spec: &CaseSpec<'_>, f: &ImplFinding, budget: Duratio
         timeout: spec.timeout,
         roles: &roles,
         case: (seed, f.index, nops),
+        damaged_trials: spec.damaged_trials,
     };
     let end = Instant::now() + budget;
     let mut best: Option<ImplFinding> = None;

@@ -8,7 +8,10 @@
 //! transactions to a copy of the stack, its verdicts set against git's ([`verdict`]) and
 //! what it wrote read back by our reader; the interleaved role takes every other
 //! transaction on one copy, git the rest. A writing role's copy ends read by git
-//! (`for-each-ref`, `refs verify`, `fsck`) and by our deep check ([`end`]). A case's
+//! (`for-each-ref`, `refs verify`, `fsck`) and by our deep check ([`end`]). The damaged
+//! role (opt-in) reads, once the case is over, damaged copies of git's repository drawn as
+//! the damaged-stack mode draws its damage, and must neither crash nor hang nor read as good
+//! what our reader rejects ([`damaged`]). A case's
 //! outcome ([`case`], [`tally`]) adds up to the report ([`report`]: the matrix of role ×
 //! check × outcome, the distinct findings matched against the registry's `impl` entries
 //! ([`known`]), a picture of the matrix ([`svg`])), and [`cli`] is the command.
@@ -16,6 +19,7 @@
 pub mod case;
 pub mod check;
 pub mod cli;
+pub mod damaged;
 pub mod end;
 pub mod known;
 pub mod minimize;
