@@ -166,6 +166,13 @@ class Session:
             raise refused("name", dup, f"multiple updates for ref '{dup}' not allowed",
                           detail="duplicate")
         plans = [self.plan(refs, u) for u in req["updates"]]
+        written = [p[0] for p in plans]
+        dup = next((n for n in sorted(written) if written.count(n) > 1), None)
+        if dup is not None:
+            # Two updates reach one ref, one of them through a symref (git: "multiple
+            # updates for 'X' (including one via symref 'Y') are not allowed").
+            raise refused("name", text(dup), f"multiple updates for '{text(dup)}' (including "
+                          "one via a symref) are not allowed", detail="duplicate")
         if len(plans) == 1:
             self.apply(refs, plans[0], ident)
             return {}
@@ -196,6 +203,11 @@ class Session:
             raise unsupported(f"old value {json.dumps(old)}")
         if isinstance(new, dict) and old is not None:
             raise unsupported("a symref update with an old value (set_symbolic_ref has none)")
+        if isinstance(new, dict) and not u.get("no_deref"):
+            # set_symbolic_ref writes the name it is given; git writes a symref update
+            # without no-deref through the symref: the last ref of the chain (existing or
+            # not) becomes the symref.
+            name = self.deref_name(refs, name)
         if u.get("no_deref") and not isinstance(new, dict):
             raw = self.ref_object(refs, name.encode())
             if raw is not None and raw["symref"] is not None:
@@ -203,6 +215,15 @@ class Session:
         if new is None and old == "absent":
             raise unsupported("a deletion of a ref that must not exist")
         return (name.encode(), new, old, (u.get("message") or "").encode())
+
+    def deref_name(self, refs, name):
+        """The ref at the end of name's symref chain (name itself when not a symref)."""
+        for _ in range(5):  # git's limit on symref depth
+            obj = self.ref_object(refs, name.encode())
+            if obj is None or obj["symref"] is None:
+                return name
+            name = obj["symref"]
+        raise unsupported(f"a symref update through a chain deeper than 5 at {name}")
 
     def apply(self, refs, plan, ident):
         name, new, old, message = plan
