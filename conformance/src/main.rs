@@ -61,7 +61,7 @@ enum Cmd {
     Powerloss(CaseArgs),
     /// Another reftable implementation (dulwich, libgit2, ours through the reference
     /// adapter) in each role on the generated cases, through its adapter
-    /// (adapters/PROTOCOL.md): reader, writer, interleaved; the conformance matrix and its
+    /// (adapters/PROTOCOL.md): reader, writer, interleaved, damaged (opt-in); the matrix and its
     /// findings, matched against the registry's `impl` entries.
     Impl(ImplArgs),
     /// Our side of one faulted operation (run by `faults` under strace).
