@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resource-bound report: every `reftable` subcommand on each crafted input of
 # perf/src/bin/crafted.rs, its exit status, wall time and peak RSS (GNU time), against the
-# bounds of issue 13: at most 256 MiB and 10 s on each input under 20 MB, and `verify` of a
+# bounds the tool holds itself to: at most 256 MiB and 10 s on each input under 20 MB, and `verify` of a
 # valid table in at most 1.5x the table's size ("under 20 MB": the bytes of the input's
 # files, so the 5 GiB sparse table has no time bound). A report, not a test: times depend
 # on the machine; peak RSS barely does.

@@ -1,4 +1,4 @@
-//! Issue 2's benchmark over a 1,000,000-ref table: iterate every ref, 10,000 random seeks,
+//! The benchmark over a 1,000,000-ref table: iterate every ref, 10,000 random seeks,
 //! write the table. Informational (wall time on a shared machine); sample size reduced so
 //! the whole bench runs in a few minutes: `cargo bench -p perf --bench table`.
 

@@ -892,7 +892,8 @@ fn tables_of_one_addition_keep_their_indexes_apart() {
 
 /// Auto-compaction after an addition ignores a held lock or an outdated stack, but not a
 /// damaged table: the addition is in and the commit succeeds, with the compaction's error
-/// as its warning (git reports it as the failure of the update; issue 29).
+/// as its warning (git 2.45 to master report it as the failure of an update that is
+/// nonetheless committed).
 #[test]
 fn auto_compaction_reports_a_damaged_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -990,7 +991,7 @@ fn a_compaction_splices_its_table_into_a_list_changed_meanwhile() {
 
 /// An addition is committed once `tables.list` names its table: an auto-compaction that then
 /// fails (here on an older table whose record is damaged) is the commit's warning, not its
-/// failure (git reports it as the update's failure; issue 29).
+/// failure (git reports it as the update's failure).
 #[test]
 fn a_failed_compaction_after_commit_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();

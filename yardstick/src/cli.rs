@@ -135,37 +135,24 @@ pub struct CoverageArgs {
 /// The gate's commands: `--gate`, else the named modes.
 fn gate_cmds(c: &Common) -> Result<Vec<Cmd>, String> {
     if !c.gate.is_empty() {
-        let n = c.gate.len();
-        return Ok((c.gate.iter().enumerate())
-            .map(|(i, g)| {
-                Cmd::parse(
-                    g,
-                    if n == 1 {
-                        "gate".into()
-                    } else {
-                        format!("gate {}", i + 1)
-                    },
-                )
-            })
-            .collect());
+        return Ok(labelled(&c.gate, "gate"));
     }
     c.modes.iter().map(|m| builtin_mode(m)).collect()
 }
 
 fn tests_cmds(c: &Common) -> Vec<Cmd> {
-    let n = c.tests.len();
-    (c.tests.iter().enumerate())
-        .map(|(i, t)| {
-            Cmd::parse(
-                t,
-                if n == 1 {
-                    "tests".into()
-                } else {
-                    format!("tests {}", i + 1)
-                },
-            )
-        })
-        .collect()
+    labelled(&c.tests, "tests")
+}
+
+/// Commands from the command line, labelled `what` (one) or `what 1`, `what 2`, ... (several)
+/// unless they name themselves (`LABEL::`).
+fn labelled(texts: &[String], what: &str) -> Vec<Cmd> {
+    let label = |i: usize| match texts.len() {
+        1 => what.to_string(),
+        _ => format!("{what} {}", i + 1),
+    };
+    let each = texts.iter().enumerate();
+    each.map(|(i, t)| Cmd::parse(t, label(i))).collect()
 }
 
 fn build_cmd(c: &Common, extra: &str) -> String {

@@ -8,8 +8,8 @@
 # reftable/stack.c reftable_addition_commit() renames the new tables.list into place, then
 # runs the auto-compaction and returns its error (all but lock and outdated errors), and
 # refs/reftable-backend.c reports that as the transaction's failure. The update was durable
-# (as durable as git makes it) from the rename on. Found by reftable-rs's fault injection
-# (issue 29); reftable-rs reports success and keeps the compaction's error as a warning
+# (as durable as git makes it) from the rename on. Found by reftable-rs's fault injection;
+# reftable-rs reports success and keeps the compaction's error as a warning
 # (Stack::after_commit_error).
 #
 # Usage: sh reproduce.sh [GIT]    Exit 1 when the defect shows, 0 when it does not, 2 when

@@ -177,9 +177,11 @@ impl ModeReport for ConcurrentRun {
             .collect()
     }
 
-    fn known_defects(&self) -> Vec<String> {
-        let ids = self.reports.iter().flat_map(|r| r.known_defects());
-        ids.map(String::from).collect()
+    fn known_defects(&self) -> Vec<&str> {
+        self.reports
+            .iter()
+            .flat_map(|r| r.known_defects())
+            .collect()
     }
 
     fn lines(&self) -> Vec<String> {

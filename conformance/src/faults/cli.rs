@@ -107,9 +107,8 @@ impl ModeReport for FaultsReport {
         FaultsReport::markdown(self)
     }
 
-    fn known_defects(&self) -> Vec<String> {
-        let ids = FaultsReport::known_defects(self);
-        ids.into_iter().map(String::from).collect()
+    fn known_defects(&self) -> Vec<&str> {
+        FaultsReport::known_defects(self)
     }
 
     /// Each defect not known, then the counts per class on each side.

@@ -158,7 +158,7 @@ impl ModeReport for ImplReport {
         ImplReport::markdown(self)
     }
 
-    fn known_defects(&self) -> Vec<String> {
+    fn known_defects(&self) -> Vec<&str> {
         Vec::new()
     }
 

@@ -80,9 +80,8 @@ impl ModeReport for MigrateRun {
         self.report.markdown()
     }
 
-    fn known_defects(&self) -> Vec<String> {
-        let ids = self.report.known_defects();
-        ids.into_iter().map(String::from).collect()
+    fn known_defects(&self) -> Vec<&str> {
+        self.report.known_defects()
     }
 
     fn lines(&self) -> Vec<String> {

@@ -19,7 +19,7 @@ pub trait ModeReport {
     /// The Markdown report, without the section for git's maintainers.
     fn markdown(&self) -> String;
     /// The ids of the known git defects the run saw.
-    fn known_defects(&self) -> Vec<String>;
+    fn known_defects(&self) -> Vec<&str>;
     /// The summary said on stdout (as TAP comments when TAP goes there).
     fn lines(&self) -> Vec<String>;
     /// The run's test results for CI systems.
@@ -36,7 +36,7 @@ pub fn finish(r: &dyn ModeReport, out: &Outputs, known: &ExpectedSet) -> Result<
     }
     if let Some(p) = &out.report_md {
         let ids = r.known_defects();
-        let md = r.markdown() + &maintainers_section(known, ids.iter().map(String::as_str));
+        let md = r.markdown() + &maintainers_section(known, ids);
         write(p, &md)?;
     }
     let targets = out.ci.targets();

@@ -27,9 +27,8 @@ impl ModeReport for PowerLossReport {
         PowerLossReport::markdown(self)
     }
 
-    fn known_defects(&self) -> Vec<String> {
-        let ids = PowerLossReport::known_defects(self);
-        ids.into_iter().map(String::from).collect()
+    fn known_defects(&self) -> Vec<&str> {
+        PowerLossReport::known_defects(self)
     }
 
     /// The report's table.

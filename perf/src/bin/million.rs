@@ -1,4 +1,4 @@
-//! `million`: the 1,000,000-ref workload of issue 2 as whole processes, to put beside
+//! `million`: the 1,000,000-ref workload (a table of a million refs) as whole processes, to put beside
 //! `git update-ref --stdin` and `git for-each-ref` under `/usr/bin/time` (see
 //! `ci/bench-vs-git.sh`).
 //!

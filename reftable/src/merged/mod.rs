@@ -601,7 +601,7 @@ mod tests {
 
     /// One reflog entry per table, each with a message of 2 MiB: the tables waiting in the
     /// queue let their messages go, so the iterator holds about two at any time, not one
-    /// per table (issue 13: 100 such tables took 1.6 GB).
+    /// per table (before the budget, 100 such tables took 1.6 GB).
     #[test]
     fn waiting_tables_do_not_each_hold_a_big_reflog_message() {
         let big = "m".repeat(2 << 20);
