@@ -7,6 +7,8 @@
 //! reader still reads it, `error`, our reading or the undamaged state (`reads-damage`). The
 //! undamaged state counts as git's or as the implementation's own reading of git's stack
 //! (its ordinary differences are the reader role's findings), reflog entries by ids alone.
+//! A reading git itself gives of the damaged copy is git's, not a finding
+//! ([`crate::impls::git_view`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -15,6 +17,7 @@ use crate::cases::executor::Executor;
 use crate::damaged::damage::Damage;
 use crate::damaged::damaged_copy;
 use crate::impls::check::ImplCheck;
+use crate::impls::git_view::git_reads_so;
 use crate::impls::process::Failure;
 use crate::impls::read::{comparable, differences, read_all, AskError};
 use crate::impls::side::Side;
@@ -68,7 +71,8 @@ pub fn check_damaged(side: &mut Side, exec: &Executor<'_>, case: (u64, u64, u64)
         let ours = ours_reading(&ours_stack, opts);
         let names = log_names(&against.undamaged, ours.as_ref().ok());
         let theirs = their_reading(side, &repo.join(".git"), &git, &names);
-        judge(side, (i, &damage), (&against, &ours, &theirs), t);
+        let git_agrees = |got: &Snapshot, base: &Snapshot| git_reads_so(exec, &repo, got, base);
+        judge(side, (i, &damage), (&against, &ours, &theirs), &git_agrees, t);
         let _ = std::fs::remove_dir_all(&dir);
         if side.failed.is_some() {
             return;
@@ -162,11 +166,14 @@ fn their_reading(side: &mut Side, gitdir: &Path, git: &str, names: &BTreeSet<Str
     }
 }
 
-/// One trial judged: the adapter's reading against our reading and the undamaged state.
+/// One trial judged: the adapter's reading against our reading and the undamaged state. A
+/// reading other than those is still good when git reads the damaged copy so too
+/// (`git_agrees`, asked only then, about what the reading changed).
 fn judge(
     side: &mut Side,
     (i, damage): (u64, &Damage),
     (against, ours, theirs): (&Against, &Result<Snapshot, String>, &Reading),
+    git_agrees: &dyn Fn(&Snapshot, &Snapshot) -> bool,
     t: &mut Tally,
 ) {
     let role = side.role;
@@ -195,12 +202,15 @@ fn judge(
     let Some(got) = got.filter(|g| !good.into_iter().flatten().any(|s| s == g)) else {
         return t.count(role, check, true);
     };
-    t.count(role, check, false);
     // Against its own undamaged reading where it gave one: what the damage changed.
     let (base, whose) = match &against.baseline {
         Some(b) => (b, "its own reading of the undamaged stack"),
         None => (want, "git's"),
     };
+    if git_agrees(&got, base) {
+        return t.count(role, check, true);
+    }
+    t.count(role, check, false);
     let first: Vec<String> = (differences(&got, base).into_iter())
         .take(3)
         .map(|(_, d)| d)

@@ -79,22 +79,24 @@ impl Adapter {
     /// One request and its answer.
     pub fn ask(&mut self, request: &Value) -> Result<Answer, Failure> {
         let line = format!("{request}\n");
+        let verb = request.get("verb").and_then(Value::as_str).unwrap_or("?");
         if self.stdin.write_all(line.as_bytes()).is_err() || self.stdin.flush().is_err() {
-            return Err(Failure::Crash(self.exit_text("its input closed")));
+            let why = format!("{verb}: its input closed");
+            return Err(Failure::Crash(self.exit_text(&why)));
         }
         match self.lines.recv_timeout(self.timeout) {
             Ok(l) => Answer::parse(l.trim_end()).map_err(Failure::Crash),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
-                let verb = request.get("verb").and_then(Value::as_str).unwrap_or("?");
                 Err(Failure::Hang(format!(
                     "no answer to {verb} in {:?}",
                     self.timeout
                 )))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(Failure::Crash(
-                self.exit_text("it exited without answering"),
-            )),
+            Err(RecvTimeoutError::Disconnected) => {
+                let why = format!("{verb}: it exited without answering");
+                Err(Failure::Crash(self.exit_text(&why)))
+            }
         }
     }
 
