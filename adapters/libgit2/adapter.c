@@ -541,6 +541,7 @@ static void verb_compact(session *s, const json_value *req, reply *r)
 	const char *mode = json_get_string(req, "mode");
 	git_repository *repo = need_repo(s, r);
 	git_refdb *db = NULL;
+	int error;
 
 	if (repo == NULL)
 		return;
@@ -549,8 +550,13 @@ static void verb_compact(session *s, const json_value *req, reply *r)
 				   mode ? mode : "(none)");
 		return;
 	}
-	if (git_repository_refdb(&db, repo) < 0 || git_refdb_compress(db) < 0)
-		answer_error(r, "git_refdb_compress: %s", lg2_message());
+	if ((error = git_repository_refdb(&db, repo)) < 0 || (error = git_refdb_compress(db)) < 0) {
+		/* A stack another writer holds or changed: git's pack-refs gives up the same way. */
+		if (error == GIT_ELOCKED || error == GIT_EMODIFIED)
+			answer_refused(r, "lock", NULL, NULL, "git_refdb_compress: %s", lg2_message());
+		else
+			answer_error(r, "git_refdb_compress: %s", lg2_message());
+	}
 	git_refdb_free(db);
 	if (!failed(r)) {
 		json_key(r->out, "tables");

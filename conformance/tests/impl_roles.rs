@@ -22,13 +22,15 @@ fn adapter() -> Option<PathBuf> {
     reftable_testkit::skip::or_skip(found)
 }
 
-/// `conformance impl --impl ours` with `plant` planted in the adapter: exit status and the
-/// JSON report.
-fn run_impl(plant: Option<&str>, cases: &str) -> (Option<i32>, Value) {
+/// `conformance impl --impl ours` in `roles` with `plant` planted in the adapter: exit status
+/// and the JSON report.
+fn run_impl(plant: Option<&str>, cases: &str, roles: &str) -> (Option<i32>, Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("impl.json");
     let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
     c.args(["impl", "--impl", "ours", "--cases", cases, "--seed", "1"])
+        .args(["--roles", roles, "--concurrent-txns", "40", "--out"])
+        .arg(dir.path())
         .args(["--minimize-seconds", "0", "--jobs", "2", "--report-json"])
         .arg(&json);
     if let Some(p) = plant {
@@ -63,7 +65,7 @@ fn the_reference_adapter_agrees_with_git_in_every_role() {
     {
         return;
     }
-    let (code, report) = run_impl(None, "12");
+    let (code, report) = run_impl(None, "12", "reader,writer,interleaved,concurrent");
     assert_eq!(failing(&report), vec![], "{report:#}");
     assert_eq!(code, Some(0));
     let passed = |role: &str, check: &str| {
@@ -81,6 +83,8 @@ fn the_reference_adapter_agrees_with_git_in_every_role() {
         ("writer", "state"),
         ("writer", "git-reads"),
         ("interleaved", "invariants"),
+        ("concurrent", "acknowledged"),
+        ("concurrent", "final-stack"),
     ] {
         assert!(passed(role, check) > 0, "{role} {check} compared nothing");
     }
@@ -98,9 +102,10 @@ fn defects_planted_in_the_adapter_are_found_by_their_roles() {
         ("skip-old-value", ("writer", "verdict")),
         ("reflog-wrong-old", ("reader", "reflogs")),
         ("drop-symref-target", ("reader", "symrefs")),
+        ("skip-old-value", ("concurrent", "acknowledged")),
     ];
     for (plant, (role, check)) in plants {
-        let (code, report) = run_impl(Some(plant), "12");
+        let (code, report) = run_impl(Some(plant), "12", role);
         let found = failing(&report);
         assert_eq!(code, Some(1), "{plant}: {found:?}");
         assert!(

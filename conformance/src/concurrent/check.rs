@@ -11,7 +11,7 @@ use reftable::ObjectId;
 use crate::concurrent::evidence::{listed_refs, Evidence};
 use crate::concurrent::finding::Findings;
 use crate::concurrent::fingerprint::{model_print, sample_print, Print};
-use crate::concurrent::spec::{commit_pool, names, Outcome};
+use crate::concurrent::spec::{commit_pool, names, Outcome, WriterKind};
 use crate::err_class::ErrClass;
 use crate::finding::divergence::Finding;
 use crate::git::driver::BASE_TIME;
@@ -229,11 +229,15 @@ fn refusals<'o>(
 ) -> Vec<Pending<'o>> {
     let mut pending: Vec<Pending<'o>> = Vec::new();
     for o in ev.outcomes.iter().filter(|o| !o.accepted) {
-        if o.error.starts_with("Signal(") || o.error.starts_with("Timeout") {
-            let class = if o.error.starts_with("Signal(") {
-                "git crashed"
-            } else {
-                "git hung"
+        let crashed = ["Signal(", "adapter crash"]
+            .iter()
+            .any(|p| o.error.starts_with(p));
+        if crashed || o.error.starts_with("Timeout") || o.error.starts_with("adapter hang") {
+            let class = match (o.kind, crashed) {
+                (WriterKind::Impl, true) => "implementation crashed",
+                (WriterKind::Impl, false) => "implementation hung",
+                (_, true) => "git crashed",
+                (_, false) => "git hung",
             };
             f.add(
                 class,
@@ -536,7 +540,6 @@ mod tests {
 
     use super::*;
     use crate::concurrent::evidence::Sample;
-    use crate::concurrent::spec::WriterKind;
     use crate::model::MValue;
     use crate::ops::{Update, Value};
 

@@ -8,8 +8,12 @@ use crate::finding::dir::RERUN;
 
 /// The CI test of the concurrent run `r`, in the group `suite`.
 pub fn ci_test(r: &ConcurrentReport, suite: &str) -> TestResult {
+    let imp = match r.writers[2] {
+        0 => String::new(),
+        n => format!(" + {n} implementation"),
+    };
     let name = format!(
-        "concurrent seed {}: {} git + {} our writers x {} transactions",
+        "concurrent seed {}: {} git + {} our{imp} writers x {} transactions",
         r.seed, r.writers[0], r.writers[1], r.txns_per_writer
     );
     let known: Vec<&str> = r

@@ -30,6 +30,13 @@ pub struct WriterArgs {
     /// Our writer processes in the concurrent mode.
     #[arg(long, default_value_t = 2)]
     pub our_writers: u32,
+    /// Another implementation's writers beside git's and ours: ours, dulwich[=VERSION|PATH],
+    /// libgit2=ADAPTER, cmd=COMMAND (as `conformance impl --impl`).
+    #[arg(long = "impl")]
+    pub implementation: Option<String>,
+    /// Writer processes of the implementation `--impl` names.
+    #[arg(long, default_value_t = 2)]
+    pub impl_writers: u32,
     /// Shared refs (besides main) the concurrent writers compare-and-swap.
     #[arg(long, default_value_t = 4)]
     pub shared_refs: u32,
@@ -70,6 +77,12 @@ pub fn rounds(
         let mut cfg = ConcurrentConfig::new(round.seed_txns.0, round.seed_txns.1, exe.clone());
         cfg.git_writers = w.git_writers;
         cfg.our_writers = w.our_writers;
+        if let Some(name) = &w.implementation {
+            let (_, argv) =
+                crate::impls::which::adapter_command(name, &crate::impls::which::workspace())?;
+            cfg.adapter = Some((argv, name.clone()));
+            cfg.impl_writers = w.impl_writers;
+        }
         cfg.shared = w.shared_refs;
         cfg.maintenance_every = w.maintenance_every;
         cfg.minimize = round.minimize;

@@ -15,6 +15,13 @@ pub struct ConcurrentConfig {
     pub git_writers: u32,
     /// Our writer processes.
     pub our_writers: u32,
+    /// Writer processes of another implementation, through `adapter`.
+    #[serde(default)]
+    pub impl_writers: u32,
+    /// The implementation's adapter command line, and its `--impl` name for the command
+    /// line that runs the configuration again.
+    #[serde(default)]
+    pub adapter: Option<(Vec<String>, String)>,
     /// Transactions per writer.
     pub txns: u32,
     /// Shared refs besides `main`.
@@ -42,6 +49,8 @@ impl ConcurrentConfig {
             seed,
             git_writers: 2,
             our_writers: 2,
+            impl_writers: 0,
+            adapter: None,
             txns,
             shared: 4,
             maintenance_every: 25,
@@ -53,10 +62,18 @@ impl ConcurrentConfig {
         }
     }
 
-    /// The `conformance run --concurrent` command line that runs this configuration again.
+    /// The `conformance concurrent` command line that runs this configuration again.
     pub fn command_line(&self, git: &Path) -> String {
+        let imp = match &self.adapter {
+            Some((_, name)) if self.impl_writers > 0 => format!(
+                " --impl {} --impl-writers {}",
+                crate::finding::script::sh_quote(name),
+                self.impl_writers
+            ),
+            _ => String::new(),
+        };
         format!(
-            "conformance run --concurrent --git {} --seed {} --git-writers {} --our-writers {} --concurrent-txns {} --shared-refs {} --maintenance-every {}",
+            "conformance concurrent --git {} --seed {} --git-writers {} --our-writers {}{imp} --concurrent-txns {} --shared-refs {} --maintenance-every {}",
             crate::finding::script::sh_quote(&git.display().to_string()),
             self.seed,
             self.git_writers,

@@ -90,8 +90,8 @@ fn new_repo(env: &Env, opts: &CaseOptions) -> Result<tempfile::TempDir, String> 
     Ok(repo)
 }
 
-/// What each writer of `cfg` is told: the git writers first, then ours; their outcomes go
-/// to `work`, and they start when `start_file` exists.
+/// What each writer of `cfg` is told: the git writers first, then ours, then the
+/// implementation's; their outcomes go to `work`, and they start when `start_file` exists.
 fn worker_specs(
     env: &Env,
     cfg: &ConcurrentConfig,
@@ -101,11 +101,17 @@ fn worker_specs(
     commits: &[String],
 ) -> Vec<WorkerSpec> {
     let mut specs = Vec::new();
-    for i in 0..cfg.git_writers + cfg.our_writers {
-        let kind = if i < cfg.git_writers {
-            WriterKind::Git
-        } else {
-            WriterKind::Ours
+    let (g, o) = (cfg.git_writers, cfg.git_writers + cfg.our_writers);
+    let argv = cfg
+        .adapter
+        .as_ref()
+        .map(|a| a.0.clone())
+        .unwrap_or_default();
+    for i in 0..o + cfg.impl_writers {
+        let kind = match i {
+            i if i < g => WriterKind::Git,
+            i if i < o => WriterKind::Ours,
+            _ => WriterKind::Impl,
         };
         specs.push(WorkerSpec {
             id: i,
@@ -119,6 +125,12 @@ fn worker_specs(
             commits: commits.to_vec(),
             outcomes: work.join(format!("worker{i}.jsonl")),
             start: start_file.to_path_buf(),
+            adapter: if kind == WriterKind::Impl {
+                argv.clone()
+            } else {
+                Vec::new()
+            },
+            git_version: env.git.version().to_string(),
         });
     }
     specs
@@ -195,7 +207,7 @@ fn tally(report: &mut ConcurrentReport, samples: &[Sample], outcomes: &[Outcome]
         report.samples[usize::from(!s.through_git)] += 1;
     }
     for o in outcomes {
-        let k = usize::from(o.kind == WriterKind::Ours);
+        let k = o.kind.index();
         if o.txn.is_some() {
             report.transactions[k][0] += 1;
             report.transactions[k][if o.accepted { 1 } else { 2 }] += 1;
@@ -203,7 +215,7 @@ fn tally(report: &mut ConcurrentReport, samples: &[Sample], outcomes: &[Outcome]
                 let cause = o.class.map_or("unclassified".to_string(), |c| {
                     format!("{c:?}").to_lowercase()
                 });
-                let who = if k == 0 { "git" } else { "ours" };
+                let who = o.kind.name();
                 *report.refusals.entry(format!("{who} {cause}")).or_default() += 1;
             }
         } else {
@@ -238,7 +250,7 @@ pub(crate) fn run_once(env: &Env, cfg: &ConcurrentConfig) -> Result<RunOutput, S
         git: env.git.bin().display().to_string(),
         version: env.git.version().to_string(),
         seed: cfg.seed,
-        writers: [cfg.git_writers, cfg.our_writers],
+        writers: [cfg.git_writers, cfg.our_writers, cfg.impl_writers],
         txns_per_writer: cfg.txns,
         seconds,
         findings,

@@ -28,6 +28,12 @@ fn smaller(cfg: &ConcurrentConfig) -> Vec<ConcurrentConfig> {
             ..cfg.clone()
         });
     }
+    if cfg.impl_writers > 1 {
+        out.push(ConcurrentConfig {
+            impl_writers: cfg.impl_writers - 1,
+            ..cfg.clone()
+        });
+    }
     if cfg.maintenance_every > 0 {
         out.push(ConcurrentConfig {
             maintenance_every: 0,

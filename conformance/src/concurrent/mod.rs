@@ -35,6 +35,7 @@ mod finding;
 mod finding_dir;
 mod fingerprint;
 mod forced;
+mod impl_writer;
 mod minimize;
 mod report;
 mod spec;
@@ -86,8 +87,9 @@ pub fn run_concurrent(
     Ok(report)
 }
 
-/// The random round of [`run_concurrent`], its finding minimized and written.
-fn random_round(
+/// The random round of [`run_concurrent`], its finding minimized and written (the
+/// implementation roles' concurrent round too: forced orders are git's and ours alone).
+pub fn random_round(
     env: &Env,
     known: &ExpectedSet,
     cfg: &ConcurrentConfig,

@@ -17,16 +17,17 @@ pub struct ConcurrentReport {
     pub version: String,
     /// Seed.
     pub seed: u64,
-    /// Writers: git, ours.
-    pub writers: [u32; 2],
+    /// Writers: git, ours, the implementation's.
+    pub writers: [u32; 3],
     /// Transactions attempted per writer.
     pub txns_per_writer: u32,
-    /// Transactions attempted, acknowledged, refused: git writers, then ours.
-    pub transactions: [[u64; 3]; 2],
+    /// Transactions attempted, acknowledged, refused: git writers, ours, the
+    /// implementation's.
+    pub transactions: [[u64; 3]; 3],
     /// Refusals by cause (`lock`, `old_value`, `df_conflict`, …) per kind of writer.
     pub refusals: BTreeMap<String, u64>,
-    /// Maintenance runs: git (attempted, succeeded), ours (attempted, succeeded).
-    pub maintenance: [[u64; 2]; 2],
+    /// Maintenance runs (attempted, succeeded): git, ours, the implementation's.
+    pub maintenance: [[u64; 2]; 3],
     /// Reader samples taken: through git, through us.
     pub samples: [u64; 2],
     /// Highest update index at the end.
@@ -50,9 +51,19 @@ pub struct ConcurrentReport {
 impl ConcurrentReport {
     /// One line for the console.
     pub fn line(&self) -> String {
-        let [g, o] = self.transactions;
+        let [g, o, i] = self.transactions;
+        let [_, _, im] = self.maintenance;
+        let (imp, imp_counts, imp_maint) = if self.writers[2] > 0 {
+            (
+                format!(" + {} implementation writers", self.writers[2]),
+                format!(", implementation {} / {}", i[1], i[2]),
+                format!(", implementation {}/{}", im[1], im[0]),
+            )
+        } else {
+            Default::default()
+        };
         format!(
-            "concurrent: git {} seed {}: {} git + {} our writers × {} transactions in {:.1} s; git {} acknowledged / {} refused, ours {} / {}; maintenance git {}/{}, ours {}/{}; {} + {} samples; {} tables, update index {}; {} forced orders of {}; {} unexpected findings, {} from known git defects",
+            "concurrent: git {} seed {}: {} git + {} our writers{imp} × {} transactions in {:.1} s; git {} acknowledged / {} refused, ours {} / {}{imp_counts}; maintenance git {}/{}, ours {}/{}{imp_maint}; {} + {} samples; {} tables, update index {}; {} forced orders of {}; {} unexpected findings, {} from known git defects",
             self.version,
             self.seed,
             self.writers[0],

@@ -69,6 +69,24 @@ pub enum WriterKind {
     Git,
     /// Our `RefDb`.
     Ours,
+    /// Another implementation, through its adapter (`adapters/PROTOCOL.md`).
+    Impl,
+}
+
+impl WriterKind {
+    /// Its place in the report's per-kind counts.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriterKind::Git => "git",
+            WriterKind::Ours => "ours",
+            WriterKind::Impl => "impl",
+        }
+    }
 }
 
 /// What one worker process is told to do.
@@ -96,6 +114,12 @@ pub struct WorkerSpec {
     pub outcomes: PathBuf,
     /// Workers start when this file exists.
     pub start: PathBuf,
+    /// The adapter's command line (an implementation's writer).
+    #[serde(default)]
+    pub adapter: Vec<String>,
+    /// The git version the adapter is told it is compared with.
+    #[serde(default)]
+    pub git_version: String,
 }
 
 /// One attempt of a writer: a transaction or a maintenance run.

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use reftable::refdb::{RefDb, RefUpdate};
 use reftable::{ObjectId, RefValue};
 
+use crate::concurrent::impl_writer::ImplWriter;
 use crate::concurrent::spec::{
     commit_pool, listed_max_index, names, refdb_options, Outcome, WorkerSpec, WriterKind,
 };
@@ -38,6 +39,8 @@ struct Worker<'a> {
     reader: Option<RefDb>,
     ours: Option<RefDb>,
     git: Option<Git>,
+    /// The implementation's adapter (an implementation's writer).
+    imp: Option<ImplWriter>,
     /// Reads through git that failed, reported with the next outcome line.
     failed_reads: Vec<String>,
 }
@@ -60,9 +63,13 @@ impl Worker<'_> {
         if self.spec.kind == WriterKind::Git && self.rng.chance(33) {
             return self.read_through_git(name);
         }
+        if let Some(imp) = self.imp.as_mut() {
+            let v = imp.read(name);
+            return self.remember(name, v);
+        }
         let db = match self.spec.kind {
             WriterKind::Ours => self.ours.as_mut(),
-            WriterKind::Git => self.reader.as_mut(),
+            WriterKind::Git | WriterKind::Impl => self.reader.as_mut(),
         }?;
         db.reload().ok()?;
         let v = match db.read_ref(name.as_bytes()).ok()??.value {
@@ -149,7 +156,8 @@ impl Worker<'_> {
     }
 
     /// Run one transaction; `(accepted, error text, update index when ours, refusal class)`.
-    fn commit(&mut self, updates: &[Update], message: &str, tick: u64) -> Attempt {
+    /// An implementation's writer may cut `updates` to what it can take.
+    fn commit(&mut self, updates: &mut Vec<Update>, message: &str, tick: u64) -> Attempt {
         match self.spec.kind {
             WriterKind::Git => {
                 let git = self.git.as_ref().expect("git writer");
@@ -183,18 +191,23 @@ impl Worker<'_> {
                     Err(e) => (false, format!("{e:#}"), None, crate::err_class::of_ours(&e)),
                 }
             }
+            WriterKind::Impl => {
+                let imp = self.imp.as_mut().expect("an implementation's writer");
+                let (ok, error, class) = imp.commit(updates, message, tick);
+                (ok, error, None, class)
+            }
         }
     }
 
     /// Maintenance number `k`: compaction of the whole stack, auto-compaction, or expiring
-    /// the expiry ref's reflog, in turn.
+    /// the expiry ref's reflog, in turn; `None` when an implementation does not offer it.
     fn maintain(
         &mut self,
         k: u32,
         tick: u64,
-    ) -> (String, bool, String, Option<crate::err_class::ErrClass>) {
+    ) -> Option<(String, bool, String, Option<crate::err_class::ErrClass>)> {
         let what = ["pack-refs", "pack-refs --auto", "reflog expire"][k as usize % 3];
-        match self.spec.kind {
+        Some(match self.spec.kind {
             WriterKind::Git => {
                 let git = self.git.as_ref().expect("git writer");
                 let args: &[&str] = match k % 3 {
@@ -211,7 +224,7 @@ impl Worker<'_> {
                 let mut c = git.command_auto(&self.spec.repo, tick, true);
                 let out = git.run_command(&mut c, args, "");
                 if out.exit.success() {
-                    return (what.to_string(), true, String::new(), None);
+                    return Some((what.to_string(), true, String::new(), None));
                 }
                 (what.to_string(), false, git_error(&out), git_class(&out))
             }
@@ -228,7 +241,12 @@ impl Worker<'_> {
                 let err = r.err().map(|e| format!("{e:#}")).unwrap_or_default();
                 (what.to_string(), err.is_empty(), err, class)
             }
-        }
+            WriterKind::Impl => {
+                let imp = self.imp.as_mut().expect("an implementation's writer");
+                let (what, (ok, err, class)) = imp.maintain(k)?;
+                (what, ok, err, class)
+            }
+        })
     }
 }
 
@@ -323,6 +341,7 @@ impl<'a> Worker<'a> {
             reader: None,
             ours: None,
             git: None,
+            imp: None,
             stack: stack.clone(),
             failed_reads: Vec::new(),
         };
@@ -336,6 +355,7 @@ impl<'a> Worker<'a> {
                 w.ours =
                     Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| format!("{e:#}"))?);
             }
+            WriterKind::Impl => w.imp = Some(ImplWriter::open(spec)?),
         }
         Ok(w)
     }
@@ -345,10 +365,10 @@ impl<'a> Worker<'a> {
     fn transaction(&mut self, i: u32, out: &mut impl Write) -> Result<(), String> {
         let spec = self.spec;
         let tick = u64::from(i);
-        let updates = self.updates(i);
+        let mut updates = self.updates(i);
         let message = names::message(spec.id, i);
         let before = listed_max_index(&self.stack);
-        let (accepted, error, index, class) = self.commit(&updates, &message, tick);
+        let (accepted, error, index, class) = self.commit(&mut updates, &message, tick);
         let after = listed_max_index(&self.stack);
         if accepted {
             self.acknowledged(&updates);
@@ -397,7 +417,9 @@ impl<'a> Worker<'a> {
     /// Run maintenance number `k` at `tick` and write its outcome to `out`.
     fn maintenance(&mut self, k: u32, tick: u64, out: &mut impl Write) -> Result<(), String> {
         let before = listed_max_index(&self.stack);
-        let (what, ok, error, class) = self.maintain(k, tick);
+        let Some((what, ok, error, class)) = self.maintain(k, tick) else {
+            return Ok(());
+        };
         let after = listed_max_index(&self.stack);
         write_outcome(
             out,

@@ -41,11 +41,23 @@ pub enum ImplCheck {
     /// Where our reader still reads a damaged stack (the damage left a valid stack), the
     /// adapter answers `error`, or reads what our reader reads or the undamaged state.
     ReadsDamage,
+    /// Beside git's writers, every transaction the implementation acknowledged is in the
+    /// stack once, under an update index of its own, within the time it ran, and all of
+    /// them replay on the model in that order (no lost update).
+    Acknowledged,
+    /// Each refusal has a cause (a held lock, or a fault of the transaction at some moment
+    /// while it ran) and leaves no trace.
+    Refusals,
+    /// Readers sampling the stack while the writers ran never see a torn or older state.
+    Samples,
+    /// The final stack reads, to git and to us, as the replay ends; its reflogs too; no
+    /// lock or stray file is left and `git refs verify` passes.
+    FinalStack,
 }
 
 impl ImplCheck {
     /// Every check, in the matrix's order.
-    pub const ALL: [ImplCheck; 15] = [
+    pub const ALL: [ImplCheck; 19] = [
         ImplCheck::RefValues,
         ImplCheck::Symrefs,
         ImplCheck::Peeled,
@@ -61,6 +73,10 @@ impl ImplCheck {
         ImplCheck::SurvivesDamage,
         ImplCheck::RejectsDamage,
         ImplCheck::ReadsDamage,
+        ImplCheck::Acknowledged,
+        ImplCheck::Refusals,
+        ImplCheck::Samples,
+        ImplCheck::FinalStack,
     ];
 
     /// Its name in reports and in the registry.
@@ -81,6 +97,10 @@ impl ImplCheck {
             ImplCheck::SurvivesDamage => "survives-damage",
             ImplCheck::RejectsDamage => "rejects-damage",
             ImplCheck::ReadsDamage => "reads-damage",
+            ImplCheck::Acknowledged => "acknowledged",
+            ImplCheck::Refusals => "refusals",
+            ImplCheck::Samples => "samples",
+            ImplCheck::FinalStack => "final-stack",
         }
     }
 }
@@ -97,11 +117,20 @@ pub enum Role {
     Interleaved,
     /// It reads damaged copies of git's stack once the case is over (opt-in: slower).
     Damaged,
+    /// Its writer processes run beside git's on one repository (one round per run, not
+    /// per case), with the concurrent mode's accounting.
+    Concurrent,
 }
 
 impl Role {
     /// Every role, in order.
-    pub const ALL: [Role; 4] = [Role::Reader, Role::Writer, Role::Interleaved, Role::Damaged];
+    pub const ALL: [Role; 5] = [
+        Role::Reader,
+        Role::Writer,
+        Role::Interleaved,
+        Role::Damaged,
+        Role::Concurrent,
+    ];
 
     /// Its name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -110,6 +139,21 @@ impl Role {
             Role::Writer => "writer",
             Role::Interleaved => "interleaved",
             Role::Damaged => "damaged",
+            Role::Concurrent => "concurrent",
+        }
+    }
+
+    /// Whether the role makes `check` (the matrix has a row for each it makes).
+    pub fn checks(self, check: ImplCheck) -> bool {
+        use ImplCheck::*;
+        let damage = matches!(check, SurvivesDamage | RejectsDamage | ReadsDamage);
+        let rounds = matches!(check, Acknowledged | Refusals | Samples | FinalStack);
+        let writes = matches!(check, Verdict | State | GitReads | Invariants | Bytes);
+        match self {
+            Role::Damaged => damage,
+            Role::Concurrent => rounds || check == Answers,
+            Role::Reader => !damage && !rounds && !writes,
+            Role::Writer | Role::Interleaved => !damage && !rounds,
         }
     }
 
@@ -119,7 +163,9 @@ impl Role {
             .into_iter()
             .find(|r| r.name() == s)
             .ok_or_else(|| {
-                format!("no role {s}: the roles are reader, writer, interleaved, damaged")
+                format!(
+                    "no role {s}: the roles are reader, writer, interleaved, damaged, concurrent"
+                )
             })
     }
 }

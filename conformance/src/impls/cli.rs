@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::ci_output::result::{TestResult, Verdict};
 use crate::impls::case::{run_case, CaseRun, CaseSpec};
 use crate::impls::check::Role;
+use crate::impls::concurrent::{concurrent_round, RoundSpec};
 use crate::impls::minimize::minimize;
 use crate::impls::process::Adapter;
 use crate::impls::report::ImplReport;
@@ -25,14 +26,20 @@ pub struct ImplArgs {
     /// The implementation: ours, dulwich[=VERSION|PATH], libgit2=ADAPTER, cmd=COMMAND.
     #[arg(long = "impl", default_value = "ours")]
     pub implementation: String,
-    /// The roles, comma-separated: reader, writer, interleaved, damaged (not by default:
-    /// slower).
+    /// The roles, comma-separated: reader, writer, interleaved, concurrent (one round per
+    /// run), damaged (not by default: slower).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "reader,writer,interleaved"
+        default_value = "reader,writer,interleaved,concurrent"
     )]
     pub roles: Vec<String>,
+    /// Transactions per writer in the concurrent role's round.
+    #[arg(long, default_value_t = 100)]
+    pub concurrent_txns: u32,
+    /// Where the concurrent role writes a finding's directory.
+    #[arg(long, default_value = "target/conformance/cases")]
+    pub out: PathBuf,
     /// Cases.
     #[arg(long, default_value_t = 120)]
     pub cases: u64,
@@ -79,18 +86,38 @@ pub fn main(a: &ImplArgs) -> Result<i32, String> {
         argv.join(" ")
     );
     let start = Instant::now();
+    let per_case: Vec<Role> = roles
+        .iter()
+        .copied()
+        .filter(|r| *r != Role::Concurrent)
+        .collect();
     let spec = |index| CaseSpec {
         argv: &argv,
         timeout,
-        roles: &roles,
+        roles: &per_case,
         case: (a.seed, index, a.ops),
         damaged_trials: a.damaged_trials,
     };
-    let (tally, ran, skipped) = run_cases(&env, a, &spec)?;
+    let (mut tally, ran, skipped) = if per_case.is_empty() {
+        Default::default()
+    } else {
+        run_cases(&env, a, &spec)?
+    };
+    if roles.contains(&Role::Concurrent) {
+        let round = RoundSpec {
+            argv: &argv,
+            name: &a.implementation,
+            seed: a.seed,
+            txns: a.concurrent_txns,
+            out: &a.out,
+            minimize: Duration::from_secs(a.minimize_seconds),
+        };
+        tally.add(concurrent_round(&env, &known, &hello, &round));
+    }
     let mut r = ImplReport::new(hello, argv.clone(), roles.clone(), tally);
     let budget = Duration::from_secs(a.minimize_seconds);
     if !budget.is_zero() {
-        for d in &mut r.findings {
+        for d in r.findings.iter_mut().filter(|d| !d.first.ops.is_empty()) {
             d.first = minimize(&env, &spec(d.first.index), &d.first, budget);
         }
     }

@@ -72,7 +72,13 @@ pub fn check_damaged(side: &mut Side, exec: &Executor<'_>, case: (u64, u64, u64)
         let names = log_names(&against.undamaged, ours.as_ref().ok());
         let theirs = their_reading(side, &repo.join(".git"), &git, &names);
         let git_agrees = |got: &Snapshot, base: &Snapshot| git_reads_so(exec, &repo, got, base);
-        judge(side, (i, &damage), (&against, &ours, &theirs), &git_agrees, t);
+        judge(
+            side,
+            (i, &damage),
+            (&against, &ours, &theirs),
+            &git_agrees,
+            t,
+        );
         let _ = std::fs::remove_dir_all(&dir);
         if side.failed.is_some() {
             return;

@@ -24,12 +24,18 @@ pub fn git_reads_so(exec: &Executor<'_>, repo: &Path, got: &Snapshot, want: &Sna
     }
     let git = |args: &[&str]| exec.env_git().run(repo, args, "", exec.tick());
     if !refs.is_empty() {
-        let listing = git(&["for-each-ref", "--format=%(refname) %(objectname) %(symref)"]);
+        let listing = git(&[
+            "for-each-ref",
+            "--format=%(refname) %(objectname) %(symref)",
+        ]);
         if !listing.exit.success() {
             return false;
         }
         let theirs = listed(&listing.stdout);
-        if refs.iter().any(|n| !same_ref(got.refs.get(*n), theirs.get(*n))) {
+        if refs
+            .iter()
+            .any(|n| !same_ref(got.refs.get(*n), theirs.get(*n)))
+        {
             return false;
         }
     }

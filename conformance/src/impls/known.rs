@@ -15,7 +15,10 @@ pub fn label(r: &mut ImplReport, known: &ExpectedSet) {
     for d in &mut r.findings {
         let f = &mut d.first;
         let text = format!("{} {}: {}", f.role.name(), f.check.name(), f.detail);
-        f.known = known.matching_impl(&name, &v, &text).map(|e| e.id.clone());
+        // A finding already named (a known git defect behind a concurrent round's) keeps it.
+        if f.known.is_none() {
+            f.known = known.matching_impl(&name, &v, &text).map(|e| e.id.clone());
+        }
     }
 }
 

@@ -11,7 +11,9 @@
 //! (`for-each-ref`, `refs verify`, `fsck`) and by our deep check ([`end`]). The damaged
 //! role (opt-in) reads, once the case is over, damaged copies of git's repository drawn as
 //! the damaged-stack mode draws its damage, and must neither crash nor hang nor read as good
-//! what our reader rejects, unless git reads it so too ([`damaged`], [`git_view`]). A case's
+//! what our reader rejects, unless git reads it so too ([`damaged`], [`git_view`]). The
+//! concurrent role runs the implementation's writer processes beside git's, once per run,
+//! with the concurrent mode's accounting ([`concurrent`]). A case's
 //! outcome ([`case`], [`tally`]) adds up to the report ([`report`]: the matrix of role ×
 //! check × outcome, the distinct findings matched against the registry's `impl` entries
 //! ([`known`]), a picture of the matrix ([`svg`])), and [`cli`] is the command.
@@ -19,6 +21,7 @@
 pub mod case;
 pub mod check;
 pub mod cli;
+pub mod concurrent;
 pub mod damaged;
 pub mod end;
 pub mod git_view;

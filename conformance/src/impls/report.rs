@@ -100,7 +100,7 @@ impl ImplReport {
             .collect();
         let mut matrix = Vec::new();
         for &role in &roles {
-            for check in ImplCheck::ALL {
+            for check in ImplCheck::ALL.into_iter().filter(|c| role.checks(*c)) {
                 let cell = tally.cells.get(&(role, check)).cloned().unwrap_or_default();
                 matrix.push(MatrixRow { role, check, cell });
             }

@@ -22,7 +22,7 @@ pub fn reason_of(class: ErrClass) -> &'static str {
 }
 
 /// The classes a protocol reason stands for.
-fn classes_of(reason: &str) -> &'static [ErrClass] {
+pub fn classes_of(reason: &str) -> &'static [ErrClass] {
     match reason {
         "old-value" => &[ErrClass::OldValue],
         "df-conflict" => &[ErrClass::DfConflict],
