@@ -22,10 +22,14 @@ fn adapter() -> Option<PathBuf> {
     reftable_testkit::skip::or_skip(found)
 }
 
-/// `conformance impl --impl ours` in `roles` with `plant` planted in the adapter: exit status
-/// and the JSON report.
-fn run_impl(plant: Option<&str>, cases: &str, roles: &str) -> (Option<i32>, Value) {
-    let dir = tempfile::tempdir().unwrap();
+/// `conformance impl --impl ours` in `roles` with `plant` planted in the adapter, its
+/// findings' directories in `dir`: exit status and the JSON report.
+fn run_impl_in(
+    dir: &tempfile::TempDir,
+    plant: Option<&str>,
+    cases: &str,
+    roles: &str,
+) -> (Option<i32>, Value) {
     let json = dir.path().join("impl.json");
     let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
     c.args(["impl", "--impl", "ours", "--cases", cases, "--seed", "1"])
@@ -41,6 +45,23 @@ fn run_impl(plant: Option<&str>, cases: &str, roles: &str) -> (Option<i32>, Valu
         panic!("no report: {}", String::from_utf8_lossy(&o.stderr));
     });
     (o.status.code(), serde_json::from_str(&text).unwrap())
+}
+
+/// [`run_impl_in`] a directory of its own.
+fn run_impl(plant: Option<&str>, cases: &str, roles: &str) -> (Option<i32>, Value) {
+    run_impl_in(&tempfile::tempdir().unwrap(), plant, cases, roles)
+}
+
+/// `conformance impl --impl ours --replay FILE` with `plant` planted: its exit status.
+#[cfg(reftable_test_hooks)]
+fn replay(file: &str, plant: Option<&str>) -> Option<i32> {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.args(["impl", "--impl", "ours", "--replay", file]);
+    c.env_remove("REFTABLE_ADAPTER_PLANT");
+    if let Some(p) = plant {
+        c.env("REFTABLE_ADAPTER_PLANT", p);
+    }
+    c.output().unwrap().status.code()
 }
 
 /// The (role, check) of every distinct finding.
@@ -113,4 +134,26 @@ fn defects_planted_in_the_adapter_are_found_by_their_roles() {
             "{plant} not found by {role} {check}: {found:?}"
         );
     }
+}
+
+/// A finding's directory replays it: its `finding.json` shows the finding again while the
+/// defect is planted (exit 1), and not once it is gone (exit 0).
+#[cfg(reftable_test_hooks)]
+#[test]
+fn a_finding_directory_replays_its_finding() {
+    if adapter().is_none()
+        || reftable_testkit::skip::or_skip(reftable_testkit::git::Git::find()).is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_, report) = run_impl_in(&dir, Some("skip-old-value"), "12", "writer");
+    let findings = report["findings"].as_array().unwrap();
+    let written = findings
+        .iter()
+        .find_map(|d| d["dir"].as_str())
+        .expect("a finding directory");
+    let file = format!("{written}/finding.json");
+    assert_eq!(replay(&file, Some("skip-old-value")), Some(1));
+    assert_eq!(replay(&file, None), Some(0));
 }

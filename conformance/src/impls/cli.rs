@@ -10,6 +10,7 @@ use crate::ci_output::result::{TestResult, Verdict};
 use crate::impls::case::{run_case, CaseRun, CaseSpec};
 use crate::impls::check::Role;
 use crate::impls::concurrent::{concurrent_round, RoundSpec};
+use crate::impls::finding_dir::{replay, write_findings};
 use crate::impls::minimize::minimize;
 use crate::impls::process::Adapter;
 use crate::impls::report::ImplReport;
@@ -37,9 +38,13 @@ pub struct ImplArgs {
     /// Transactions per writer in the concurrent role's round.
     #[arg(long, default_value_t = 100)]
     pub concurrent_txns: u32,
-    /// Where the concurrent role writes a finding's directory.
+    /// Where each distinct finding's directory (`finding.json`, `rerun.sh`) is written.
     #[arg(long, default_value = "target/conformance/cases")]
     pub out: PathBuf,
+    /// Replay a finding's `finding.json` on the implementation `--impl` names: exit 1 while
+    /// it shows, 0 once it does not.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
     /// Cases.
     #[arg(long, default_value_t = 120)]
     pub cases: u64,
@@ -78,6 +83,9 @@ pub fn main(a: &ImplArgs) -> Result<i32, String> {
         .collect::<Result<_, _>>()?;
     let (label, argv) = adapter_command(&a.implementation, &workspace())?;
     let timeout = Duration::from_secs(a.timeout);
+    if let Some(file) = &a.replay {
+        return replay(&env, &argv, timeout, file);
+    }
     let hello = Adapter::start(&argv, timeout)?.hello.clone();
     eprintln!(
         "impl: {label}: {} {} ({})",
@@ -125,6 +133,7 @@ pub fn main(a: &ImplArgs) -> Result<i32, String> {
     (r.seed, r.ops, r.cases, r.skipped) = (a.seed, a.ops, ran, skipped);
     r.seconds = start.elapsed().as_secs_f64();
     crate::impls::known::label(&mut r, &known);
+    write_findings(&mut r, &a.implementation, &a.out)?;
     if let Some(p) = &a.report_svg {
         std::fs::write(p, matrix_svg(&r))
             .map_err(|e| format!("cannot write {}: {e}", p.display()))?;

@@ -13,7 +13,8 @@
 //! the damaged-stack mode draws its damage, and must neither crash nor hang nor read as good
 //! what our reader rejects, unless git reads it so too ([`damaged`], [`git_view`]). The
 //! concurrent role runs the implementation's writer processes beside git's, once per run,
-//! with the concurrent mode's accounting ([`concurrent`]). A case's
+//! with the concurrent mode's accounting ([`concurrent`]). Each distinct finding is written
+//! as a directory whose `rerun.sh` replays it, on any version ([`finding_dir`]). A case's
 //! outcome ([`case`], [`tally`]) adds up to the report ([`report`]: the matrix of role ×
 //! check × outcome, the distinct findings matched against the registry's `impl` entries
 //! ([`known`]), a picture of the matrix ([`svg`])), and [`cli`] is the command.
@@ -24,6 +25,7 @@ pub mod cli;
 pub mod concurrent;
 pub mod damaged;
 pub mod end;
+pub mod finding_dir;
 pub mod git_view;
 pub mod known;
 pub mod minimize;

@@ -44,6 +44,9 @@ pub struct Distinct {
     pub cases: u64,
     /// The first (shortest) case that showed it.
     pub first: ImplFinding,
+    /// Its directory (`finding.json`, `rerun.sh`), where one was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
 }
 
 /// The report.
@@ -186,6 +189,9 @@ impl ImplReport {
                 f.ops.len(),
                 f.detail
             );
+            if let Some(dir) = &d.dir {
+                s += &format!("  rerun: `sh {dir}/rerun.sh`\n");
+            }
         }
         s
     }
@@ -212,6 +218,7 @@ fn distinct(mut all: Vec<ImplFinding>) -> Vec<Distinct> {
                 signature: sig,
                 cases: 1,
                 first: f,
+                dir: None,
             });
     }
     by.into_values().collect()
