@@ -153,7 +153,9 @@ impl Role {
             Role::Damaged => damage,
             Role::Concurrent => rounds || check == Answers,
             Role::Reader => !damage && !rounds && !writes,
-            Role::Writer | Role::Interleaved => !damage && !rounds,
+            // The writer reads nothing through the adapter: what it wrote is read by us.
+            Role::Writer => writes || matches!(check, Answers | Reflogs),
+            Role::Interleaved => !damage && !rounds,
         }
     }
 

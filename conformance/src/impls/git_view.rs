@@ -10,19 +10,40 @@ use crate::cases::executor::Executor;
 use crate::git::driver::Exit;
 use crate::snapshot::{SValue, Snapshot};
 
+/// How long git may take to answer one question about a damaged repository.
+const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Whether git, reading the repository `repo`, sees every ref and reflog on which `got`
-/// differs from `want` as `got` has it. Refs outside `refs/` are not asked about (git lists
-/// them by version-dependent means): such a difference is never git's.
+/// differs from `want` as `got` has it: refs under `refs/` from `for-each-ref`, others
+/// (`HEAD`, `ORIG_HEAD`, ...) one by one, since git lists them by version-dependent means.
 pub fn git_reads_so(exec: &Executor<'_>, repo: &Path, got: &Snapshot, want: &Snapshot) -> bool {
     let refs = differing(&got.refs, &want.refs);
     let logs = differing(&got.logs, &want.logs);
     if refs.is_empty() && logs.is_empty() {
         return true;
     }
-    if refs.iter().any(|n| !n.starts_with("refs/")) {
+    // A damaged stack can make git hang (see the registry's damaged entries): each
+    // question is bounded, and a git that does not answer does not agree.
+    let git = |args: &[&str]| {
+        let g = exec.env_git();
+        g.run_command_within(&mut g.command(repo, exec.tick()), args, "", TIMEOUT)
+    };
+    let (listed_refs, root): (Vec<&String>, Vec<&String>) =
+        refs.into_iter().partition(|n| n.starts_with("refs/"));
+    let root_agrees = root.into_iter().all(|n| {
+        let sym = git(&["symbolic-ref", "-q", n]);
+        let theirs = if sym.exit.success() {
+            Some((String::new(), sym.stdout.trim().to_string()))
+        } else {
+            let id = git(&["rev-parse", "-q", "--verify", n]);
+            (id.exit.success()).then(|| (id.stdout.trim().to_string(), String::new()))
+        };
+        same_ref(got.refs.get(n), theirs.as_ref())
+    });
+    if !root_agrees {
         return false;
     }
-    let git = |args: &[&str]| exec.env_git().run(repo, args, "", exec.tick());
+    let refs = listed_refs;
     if !refs.is_empty() {
         let listing = git(&[
             "for-each-ref",
