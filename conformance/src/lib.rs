@@ -8,6 +8,7 @@
 //! | mode | folder | command |
 //! | --- | --- | --- |
 //! | generated cases (over the case engine, [`cases`]) | [`run`] | `conformance run`, `replay`, `minimize` |
+//! | the generated cases of many fresh seeds | [`soak`] | `conformance soak` |
 //! | concurrent writers | [`concurrent`] | `conformance concurrent` = `conformance run --concurrent` (and the round the default run ends with) |
 //! | migration | [`migrate`] | `conformance migrate` |
 //! | damaged stacks | [`damaged`] | `conformance damaged` |
@@ -70,5 +71,6 @@ pub mod mode;
 pub mod powerloss;
 pub mod run;
 pub mod setup;
+pub mod soak;
 mod stack_files;
 pub mod syscalls;

@@ -37,6 +37,9 @@ enum Cmd {
     /// git and our writer processes on one repository at once, with compaction and reflog
     /// expiry from both, then the forced orders (the same as `run --concurrent`).
     Concurrent(ConcurrentArgs),
+    /// The generated cases of many fresh seeds (as git's CI brings them): unexpected
+    /// divergences per 1,000 cases per git, grouped by signature for triage.
+    Soak(conformance::soak::cli::SoakArgs),
     /// Re-run a case directory (on the git recorded in it unless --git is given).
     Replay(CaseDirArgs),
     /// Minimize a case directory into DIR-min.
@@ -102,6 +105,7 @@ fn dispatch(cmd: Cmd) -> Result<i32, String> {
     match cmd {
         Cmd::Run(a) => conformance::run::cli::main(&a),
         Cmd::Concurrent(a) => conformance::concurrent::cli::main(&a),
+        Cmd::Soak(a) => conformance::soak::cli::main(&a),
         Cmd::Replay(a) => conformance::run::cli::replay(&a),
         Cmd::Minimize(a) => conformance::run::cli::minimize(&a),
         Cmd::Damaged(a) => conformance::damaged::cli::main(&a),

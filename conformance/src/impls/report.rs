@@ -227,19 +227,6 @@ fn distinct(mut all: Vec<ImplFinding>) -> Vec<Distinct> {
 /// Role, check and the detail's first words, with object ids and numbers left out (ref
 /// names kept: `refs/custom/x` and `refs/notes/commits` may be two causes).
 pub fn signature(f: &ImplFinding) -> String {
-    let words: Vec<String> = (f.detail.split_whitespace())
-        .take(8)
-        .map(|w| {
-            let w: String = w.chars().take(48).collect();
-            let digits = w.chars().filter(char::is_ascii_digit).count();
-            if digits * 3 >= w.chars().count() {
-                "_".to_string()
-            } else {
-                w.chars().filter(|c| !c.is_ascii_digit()).collect()
-            }
-        })
-        .collect();
-    let mut words = words;
-    words.dedup();
-    format!("{} {}: {}", f.role.name(), f.check.name(), words.join(" "))
+    let shape = crate::finding::shape::detail_shape(&f.detail);
+    format!("{} {}: {shape}", f.role.name(), f.check.name())
 }

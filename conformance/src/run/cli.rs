@@ -168,7 +168,7 @@ impl ModeReport for RunOutcome {
 }
 
 /// One env per `--git` (the default git when none is given).
-fn run_envs(gits: &[PathBuf]) -> Result<Vec<Env>, String> {
+pub(crate) fn run_envs(gits: &[PathBuf]) -> Result<Vec<Env>, String> {
     if gits.is_empty() {
         return Ok(vec![env(None)?]);
     }
@@ -176,7 +176,7 @@ fn run_envs(gits: &[PathBuf]) -> Result<Vec<Env>, String> {
 }
 
 /// Each git under test on stderr: binary, version, what the probe found and its surprises.
-fn announce_gits(envs: &[Env]) {
+pub(crate) fn announce_gits(envs: &[Env]) {
     for (i, e) in envs.iter().enumerate() {
         eprintln!(
             "git {i}: {} ({}): {}",
