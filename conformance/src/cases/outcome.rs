@@ -28,6 +28,10 @@ pub struct CaseResult {
     /// Operations by kind (`txn`, `branch -m`, ...): how many ran and how many git accepted.
     #[serde(default)]
     pub kinds: BTreeMap<String, [u64; 2]>,
+    /// End-of-case probes whose scenario could not be set up on the case's final state, by
+    /// probe.
+    #[serde(default)]
+    pub probes_skipped: BTreeMap<String, u64>,
     /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
     /// accepted, such as a deleted HEAD or a symref loop).
     pub twin_retired: Option<String>,

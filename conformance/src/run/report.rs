@@ -115,6 +115,9 @@ pub struct GitSection {
     pub comparisons: BTreeMap<String, u64>,
     /// Checks not repeated because what they compare had not changed since they passed.
     pub unchanged_skipped: u64,
+    /// End-of-case probes not made because their scenario could not be set up on a case's
+    /// final state, by probe.
+    pub probes_skipped: BTreeMap<String, u64>,
     /// Seconds spent running this git's cases (summed over jobs; minimization excluded).
     pub case_seconds: f64,
     /// Operations verified per second of this git's share of the run.
@@ -337,9 +340,15 @@ fn md_git_section(s: &mut String, g: &GitSection) {
         }
     }
     s.push_str(&format!(
-        "- {} checks skipped because their inputs had not changed since they passed\n\n",
+        "- {} checks skipped because their inputs had not changed since they passed\n",
         g.unchanged_skipped
     ));
+    for (probe, n) in &g.probes_skipped {
+        s.push_str(&format!(
+            "- probe not made in {n} cases, its scenario not set up: {probe}\n"
+        ));
+    }
+    s.push('\n');
     s.push_str("| check | comparisons |\n|---|---|\n");
     for (k, v) in &g.comparisons {
         s.push_str(&format!("| {k} | {v} |\n"));

@@ -340,6 +340,9 @@ fn record_case(
     sec.operations += result.ops.len() as u64;
     sec.case_seconds += secs;
     sec.unchanged_skipped += result.unchanged;
+    for (probe, n) in &result.probes_skipped {
+        *sec.probes_skipped.entry(probe.clone()).or_default() += n;
+    }
     sec.unexpected_divergences += unexpected as u64;
     sec.expected_divergences += (records.len() - unexpected) as u64;
     add_comparisons(&mut sec.comparisons, &result.comparisons);

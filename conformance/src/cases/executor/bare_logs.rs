@@ -5,6 +5,7 @@
 //! creates a ref with a reflog; one transaction then creates a second ref and moves the
 //! first: the second must have no reflog, the first two entries.
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::git::driver::Exit;
 
@@ -15,7 +16,7 @@ const UNLOGGED: &str = "refs/heads/gate-probe/bare-unlogged";
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_bare_logs(&self) -> Result<(), String> {
+    pub(super) fn check_bare_logs(&self) -> Result<(), ProbeError> {
         let scratch = self.copy_of_git_repo()?;
         let git_dir = scratch.path().join(".git");
         let git = |args: &[&str], stdin: &str| self.env.git.run(&git_dir, args, stdin, self.tick);
@@ -27,7 +28,7 @@ impl Executor<'_> {
         // Exit 5: the case's repository did not set it either.
         let unset = git(&["config", "--unset-all", "core.logAllRefUpdates"], "");
         if !matches!(unset.exit, Exit::Code(0 | 5)) {
-            return Err(format!("unsetting core.logAllRefUpdates: {:?}", unset.exit));
+            return Err(format!("unsetting core.logAllRefUpdates: {:?}", unset.exit).into());
         }
         let pool = &self.env.pool(self.hash).pool;
         let (a, b) = (
@@ -54,7 +55,8 @@ impl Executor<'_> {
             return Err(format!(
                 "bare, core.logAllRefUpdates unset: reflog exists {UNLOGGED}: {unlogged:?} \
                  (want 1), reflog of {LOGGED}: {entries:?} (want {want:?})"
-            ));
+            )
+            .into());
         }
         Ok(())
     }

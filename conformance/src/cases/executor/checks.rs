@@ -65,7 +65,24 @@ fn block_at(bytes: &[u8], at: usize) -> String {
 }
 
 /// An end-of-case probe of `E` (the executor): what went wrong, if anything.
-type Probe<E> = fn(&E) -> Result<(), String>;
+type Probe<E> = fn(&E) -> Result<(), ProbeError>;
+
+/// Why an end-of-case probe did not pass.
+#[derive(Debug)]
+pub(crate) enum ProbeError {
+    /// Its scenario could not be set up on the state the case left (a `HEAD` that is a
+    /// symref to itself cannot be pointed elsewhere, for instance): skipped and counted,
+    /// never a divergence.
+    Setup(String),
+    /// git did other than the probe expects: a divergence.
+    Differs(String),
+}
+
+impl From<String> for ProbeError {
+    fn from(s: String) -> ProbeError {
+        ProbeError::Differs(s)
+    }
+}
 
 impl Executor<'_> {
     /// The checks after a step, in order; the first that fails ends them.
@@ -339,8 +356,17 @@ impl Executor<'_> {
         self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits);
         self.count(Check::GitProbes);
         for (class, probe) in Self::GIT_PROBES {
-            let r = probe(&self);
-            self.failed_at_end(step_end, Check::GitProbes, class, r);
+            match probe(&self) {
+                Ok(()) => {}
+                Err(ProbeError::Setup(why)) => {
+                    let why = crate::finding::shape::detail_shape(&why);
+                    let key = format!("{class}: {why}");
+                    *self.result.probes_skipped.entry(key).or_default() += 1;
+                }
+                Err(ProbeError::Differs(d)) => {
+                    self.failed_at_end(step_end, Check::GitProbes, class, Err(d));
+                }
+            }
         }
         self.check_filtered_views(&ours, step_end);
         self.check_worktree_reflogs(step_end);

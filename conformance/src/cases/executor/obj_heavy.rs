@@ -9,6 +9,7 @@
 
 use reftable::{HashId, ObjectId, RefRecord, RefValue, Stack, StackOptions, WriteOptions};
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::stack_files::{copy_dir, tables};
 
@@ -24,7 +25,7 @@ const BLOCK_SIZE: u32 = 300;
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_obj_heavy(&self) -> Result<(), String> {
+    pub(super) fn check_obj_heavy(&self) -> Result<(), ProbeError> {
         if !self.env.profile.features.reftable_config || self.txns % OBJ_HEAVY_ONE_IN != 0 {
             return Ok(());
         }
@@ -56,7 +57,8 @@ impl Executor<'_> {
                 "update-ref --stdin of {REFS} refs with 300-byte blocks: {:?}, {:?}",
                 out.exit,
                 out.stderr.trim()
-            ));
+            )
+            .into());
         }
         let opts = StackOptions {
             write: write_options(self.hash),
@@ -84,7 +86,8 @@ impl Executor<'_> {
                 if t == o { "are equal" } else { "differ" },
                 t.map_or(0, |t| t.1.len()),
                 o.map_or(0, |o| o.1.len()),
-            )),
+            )
+            .into()),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! repository: while a `pre-receive` hook runs, git sets `GIT_QUARANTINE_PATH` and no ref
 //! may change. `update-ref` must then die saying so, and leave the stack as it was.
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::git::driver::Exit;
 use crate::stack_files::tables;
@@ -14,7 +15,7 @@ const REFUSAL: &str = "ref updates forbidden inside quarantine environment";
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_quarantine(&self) -> Result<(), String> {
+    pub(super) fn check_quarantine(&self) -> Result<(), ProbeError> {
         let scratch = self.copy_of_git_repo()?;
         let stack = scratch.path().join(".git/reftable");
         let commit = self.env.pool(self.hash).pool.commits[0].to_string();
@@ -36,7 +37,8 @@ impl Executor<'_> {
                 out.exit,
                 out.stderr.trim(),
                 if unchanged { "unchanged" } else { "changed" }
-            ));
+            )
+            .into());
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use reftable::ObjectId;
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::git::driver::Exit;
 use crate::git::version::GitVersion;
@@ -91,7 +92,7 @@ fn parse_log(log: &str) -> Vec<(String, BTreeSet<String>)> {
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_ref_hook(&self) -> Result<(), String> {
+    pub(super) fn check_ref_hook(&self) -> Result<(), ProbeError> {
         let scratch = self.copy_of_git_repo()?;
         let dir = scratch.path();
         let hooks = dir.join("probe-hooks");
@@ -119,7 +120,8 @@ impl Executor<'_> {
                     "update-ref --stdin with a reference-transaction hook: {:?}, {:?}",
                     out.exit,
                     out.stderr.trim()
-                ));
+                )
+                .into());
             }
         }
         std::fs::write(&reject, "").map_err(|e| e.to_string())?;
@@ -129,7 +131,8 @@ impl Executor<'_> {
                 "update-ref --stdin refused by the reference-transaction hook: {:?}, {:?}",
                 out.exit,
                 out.stderr.trim()
-            ));
+            )
+            .into());
         }
         let got = parse_log(&std::fs::read_to_string(&log).unwrap_or_default());
         // git 2.54 added a state before `prepared`, before the refs are locked.
@@ -138,9 +141,9 @@ impl Executor<'_> {
         want.extend(change.expected(preparing, "committed"));
         want.extend(refused.expected(preparing, "aborted"));
         if got != want {
-            return Err(format!(
-                "the reference-transaction hook read {got:?}, expected {want:?}"
-            ));
+            return Err(
+                format!("the reference-transaction hook read {got:?}, expected {want:?}").into(),
+            );
         }
         let args = [
             "for-each-ref",
@@ -152,7 +155,7 @@ impl Executor<'_> {
         if listed != expect {
             return Err(format!(
                 "after the hook refused an update, for-each-ref lists {listed:?}, expected {expect:?}"
-            ));
+            ).into());
         }
         Ok(())
     }

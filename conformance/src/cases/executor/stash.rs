@@ -5,6 +5,7 @@
 //! a branch of its own on a commit of the case's pool (an empty tree), so that every case
 //! has a work tree to stash from.
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 
 /// The branch the probe checks out (outside every name the generator makes).
@@ -12,13 +13,14 @@ const BRANCH: &str = "refs/heads/gate-probe-stash";
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_stash(&self) -> Result<(), String> {
+    pub(super) fn check_stash(&self) -> Result<(), ProbeError> {
         let scratch = self.copy_of_git_repo()?;
         let dir = scratch.path();
         let commit = self.env.pool(self.hash).pool.commits[0].to_string();
         let git = |args: &[&str]| self.env.git.ok(dir, args, "");
-        git(&["symbolic-ref", "HEAD", BRANCH])?;
-        git(&["update-ref", BRANCH, &commit])?;
+        // The case may have left a HEAD git cannot repoint (a symref to itself).
+        git(&["symbolic-ref", "HEAD", BRANCH]).map_err(ProbeError::Setup)?;
+        git(&["update-ref", BRANCH, &commit]).map_err(ProbeError::Setup)?;
         for (content, message) in [("one", "first"), ("two", "second")] {
             std::fs::write(dir.join("probe.txt"), content).map_err(|e| e.to_string())?;
             git(&["add", "probe.txt"])?;
@@ -30,9 +32,9 @@ impl Executor<'_> {
         let want = entry(0, "second") + &entry(1, "first");
         let got = list()?;
         if got != want {
-            return Err(format!(
-                "git stash list after two pushes: {got:?}, expected {want:?}"
-            ));
+            return Err(
+                format!("git stash list after two pushes: {got:?}, expected {want:?}").into(),
+            );
         }
         let older = git(&["rev-parse", "stash@{1}"])?;
         git(&["stash", "drop", "-q"])?;
@@ -40,14 +42,14 @@ impl Executor<'_> {
         if got != entry(0, "first") || at != older {
             return Err(format!(
                 "after dropping the newest stash: list {got:?}, refs/stash at {at:?}; expected the older entry {older:?} alone"
-            ));
+            ).into());
         }
         git(&["stash", "drop", "-q"])?;
         let (got, at) = (list()?, stash_ref()?);
         if !got.is_empty() || !at.is_empty() {
             return Err(format!(
                 "after dropping the last stash: list {got:?}, refs/stash at {at:?}; expected neither"
-            ));
+            ).into());
         }
         Ok(())
     }

@@ -9,12 +9,13 @@
 use reftable::refdb::FilesRefs;
 use reftable::Target;
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::model::MValue;
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_migrated_to_files(&self) -> Result<(), String> {
+    pub(super) fn check_migrated_to_files(&self) -> Result<(), ProbeError> {
         if !self.env.profile.features.migrate_reflogs || self.opts.worktree {
             return Ok(());
         }
@@ -26,7 +27,8 @@ impl Executor<'_> {
                 "refs migrate --ref-format=files: {:?}, {:?}",
                 out.exit,
                 out.stderr.trim()
-            ));
+            )
+            .into());
         }
         let files = FilesRefs::read(&scratch.path().join(".git"), self.hash)
             .map_err(|e| format!("reading the migrated refs: {e:#}"))?;
@@ -51,7 +53,8 @@ impl Executor<'_> {
             return Err(format!(
                 "refs migrate --ref-format=files: not migrated as the model holds them \
                  {lacking:?}; not in the model {extra:?}"
-            ));
+            )
+            .into());
         }
         Ok(())
     }

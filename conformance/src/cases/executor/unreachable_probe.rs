@@ -9,6 +9,7 @@
 use reftable::refdb::RefDb;
 use reftable::ObjectId;
 
+use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::cases::unreachable::Reach;
 
@@ -17,7 +18,7 @@ const PROBE_REF: &str = "refs/gate-probe/expire";
 
 impl Executor<'_> {
     /// The check described in the module docs.
-    pub(super) fn check_unreachable_expiry(&self) -> Result<(), String> {
+    pub(super) fn check_unreachable_expiry(&self) -> Result<(), ProbeError> {
         let pool = &self.env.pool(self.hash).pool;
         let c = &pool.commits;
         let values = [c[c.len() - 1], c[0], c[1], pool.tree, c[2]];
@@ -30,7 +31,8 @@ impl Executor<'_> {
                     "update-ref --create-reflog {PROBE_REF} {v}: {:?}, {:?}",
                     out.exit,
                     out.stderr.trim()
-                ));
+                )
+                .into());
             }
         }
         let args = [
@@ -57,7 +59,8 @@ impl Executor<'_> {
                  {got:?}, expected {want:?}",
                 out.exit,
                 out.stderr.trim()
-            ));
+            )
+            .into());
         }
         Ok(())
     }
