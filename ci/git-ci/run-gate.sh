@@ -21,6 +21,11 @@
 #   REFTABLE_RS_SRC  a checkout of reftable-rs (default: cloned from REFTABLE_RS_REPO at
 #                    REFTABLE_RS_REF into GATE_WORK/reftable-rs)
 #   REFTABLE_RS_REPO, REFTABLE_RS_REF  (default the project's repository, its default branch)
+#   GATE_BISECT_GOOD a revision of git that does not show what the run found (the last
+#                    release, the previous nightly): the first failing case's reproduce.sh is
+#                    then bisected between it and HEAD (ci/bisect-finding.sh, each step
+#                    built in a scratch worktree with GIT_MAKE_FLAGS), and the commit named in
+#                    bisect.txt and bisect.json beside the reports
 #
 # Exit status: 0 every mode clean; 1 an unexpected divergence (the TAP/JUnit say where);
 # 2 the build, the install or a mode could not run.
@@ -113,5 +118,20 @@ for mode in $modes; do
   say "$mode: exit $code"
   if [ "$code" -gt "$status" ]; then status=$code; fi
 done
+# 4. A finding named by its commit, when asked and when there is one to name.
+if [ "$status" = 1 ] && [ -n "${GATE_BISECT_GOOD:-}" ]; then
+  case_dir=$(ls -d "$out"/*-cases/*-min "$out"/*-cases/* 2>/dev/null | while read -r d; do
+    [ -f "$d/reproduce.sh" ] && echo "$d" && break; done)
+  if [ -z "$case_dir" ]; then
+    say "GATE_BISECT_GOOD: no failing case with a reproduce.sh to bisect"
+  elif [ -z "$src" ] || [ ! -x "$src/ci/bisect-finding.sh" ]; then
+    say "GATE_BISECT_GOOD: bisecting needs a reftable-rs checkout (REFTABLE_RS_SRC)"
+  else
+    say "bisecting $case_dir between $GATE_BISECT_GOOD and HEAD"
+    "$src/ci/bisect-finding.sh" --repo "$git_src" --good "$GATE_BISECT_GOOD" --bad HEAD \
+      --reproducer "$case_dir/reproduce.sh" --report "$out/bisect.json" >"$out/bisect.txt" 2>&1 \
+      && cat "$out/bisect.txt" >&2 || say "bisect found no commit (log: $out/bisect.txt)"
+  fi
+fi
 say "artifacts in $out"
 exit "$status"
