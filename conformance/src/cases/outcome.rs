@@ -7,6 +7,23 @@ use serde::{Deserialize, Serialize};
 use crate::finding::divergence::{Check, Divergence};
 use crate::ops::{CaseOptions, Op};
 
+/// How often a check ran and the wall seconds it took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    /// Runs.
+    pub runs: u64,
+    /// Wall seconds, summed.
+    pub seconds: f64,
+}
+
+impl Cost {
+    /// Add another's runs and seconds.
+    pub fn add(&mut self, other: Cost) {
+        self.runs += other.runs;
+        self.seconds += other.seconds;
+    }
+}
+
 /// The outcome of a case.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CaseResult {
@@ -32,6 +49,10 @@ pub struct CaseResult {
     /// probe.
     #[serde(default)]
     pub probes_skipped: BTreeMap<String, u64>,
+    /// Time spent in each end-of-case check (wall time of this case's thread, git's
+    /// processes included).
+    #[serde(default)]
+    pub end_costs: BTreeMap<String, Cost>,
     /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
     /// accepted, such as a deleted HEAD or a symref loop).
     pub twin_retired: Option<String>,

@@ -118,6 +118,9 @@ pub struct GitSection {
     /// End-of-case probes not made because their scenario could not be set up on a case's
     /// final state, by probe.
     pub probes_skipped: BTreeMap<String, u64>,
+    /// Wall seconds in each end-of-case check over this git's cases (each case's thread:
+    /// git's processes included), and how often it ran.
+    pub end_costs: BTreeMap<String, crate::cases::outcome::Cost>,
     /// Seconds spent running this git's cases (summed over jobs; minimization excluded).
     pub case_seconds: f64,
     /// Operations verified per second of this git's share of the run.
@@ -349,6 +352,22 @@ fn md_git_section(s: &mut String, g: &GitSection) {
         ));
     }
     s.push('\n');
+    if !g.end_costs.is_empty() {
+        let total: f64 = g.end_costs.values().map(|c| c.seconds).sum();
+        s.push_str(&format!(
+            "End-of-case checks: {total:.1} s of {:.1} s of case time ({:.0} %).\n\n| end-of-case check | runs | seconds | ms per run |\n|---|---|---|---|\n",
+            g.case_seconds,
+            100.0 * total / g.case_seconds.max(f64::EPSILON)
+        ));
+        for (k, c) in &g.end_costs {
+            let per = 1000.0 * c.seconds / c.runs.max(1) as f64;
+            s.push_str(&format!(
+                "| {k} | {} | {:.2} | {per:.1} |\n",
+                c.runs, c.seconds
+            ));
+        }
+        s.push('\n');
+    }
     s.push_str("| check | comparisons |\n|---|---|\n");
     for (k, v) in &g.comparisons {
         s.push_str(&format!("| {k} | {v} |\n"));

@@ -7,12 +7,14 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::time::Instant;
 
 use reftable::ObjectId;
 
 use crate::finding::divergence::{Check, Divergence};
 
 use crate::cases::executor::Executor;
+use crate::cases::outcome::Cost;
 
 use crate::model::SYMREF_READS;
 use crate::snapshot::{SValue, Snapshot};
@@ -298,6 +300,7 @@ impl Executor<'_> {
         let step_end = self.result.ops.len();
         let ours = Snapshot::of_refdb(&self.db).unwrap_or_default();
         let repo = self.repo.path().to_path_buf();
+        let started = Instant::now();
         self.count(Check::GitReflogs);
         if self.env.profile.features.reflog_list {
             let list = self.env.git.run(&repo, &["reflog", "list"], "", self.tick);
@@ -340,8 +343,10 @@ impl Executor<'_> {
         if !self.check_reflog_positions(&ours, step_end) || !self.check_refs_exists(step_end) {
             return self.result;
         }
+        let started = self.spent("reflogs (log -g, reflog list, @{n}, refs exists)", started);
         self.count(Check::GitReadsOurs);
         let read = self.git_reads_ours(&ours, &theirs);
+        let started = self.spent("git reads our stack", started);
         if self.failed_at_end(step_end, Check::GitReadsOurs, "git rejects our stack", read) {
             return self.result;
         }
@@ -351,12 +356,20 @@ impl Executor<'_> {
         // probe after it.
         let broken = self.check_broken_refs(&self.expected_git_view(&ours));
         self.failed_at_end(step_end, Check::GitView, "broken refs listed", broken);
+        let started = self.spent("broken refs", started);
         self.count(Check::ConfigLimits);
         let limits = self.check_config_limits();
         self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits);
+        let mut started = self.spent("config limits", started);
         self.count(Check::GitProbes);
-        for (class, probe) in Self::GIT_PROBES {
-            match probe(&self) {
+        let slot = self.rotation_slot();
+        for (i, (class, every, probe)) in Self::GIT_PROBES.into_iter().enumerate() {
+            if (slot + i as u64) % every != 0 {
+                continue;
+            }
+            let outcome = probe(&self);
+            started = self.spent(&format!("probe: {class}"), started);
+            match outcome {
                 Ok(()) => {}
                 Err(ProbeError::Setup(why)) => {
                     let why = crate::finding::shape::detail_shape(&why);
@@ -369,21 +382,51 @@ impl Executor<'_> {
             }
         }
         self.check_filtered_views(&ours, step_end);
+        let started = self.spent("filtered views", started);
         self.check_worktree_reflogs(step_end);
+        self.spent("worktree reflogs", started);
         self.result
     }
 
+    /// Add the time since `since` to the end-of-case check `name`; now, for the next one.
+    fn spent(&mut self, name: &str, since: Instant) -> Instant {
+        let now = Instant::now();
+        let cost = Cost {
+            runs: 1,
+            seconds: now.duration_since(since).as_secs_f64(),
+        };
+        self.result
+            .end_costs
+            .entry(name.into())
+            .or_default()
+            .add(cost);
+        now
+    }
+
     /// The probes of [`Check::GitProbes`], each on a copy of git's repository, with the
-    /// class a failure is reported under, in the order they run.
-    const GIT_PROBES: [(&'static str, Probe<Self>); 7] = [
-        ("reference-transaction hook", Self::check_ref_hook),
-        ("quarantine", Self::check_quarantine),
-        ("stash", Self::check_stash),
-        ("obj-heavy table", Self::check_obj_heavy),
-        ("unreachable expiry", Self::check_unreachable_expiry),
-        ("migrated to files", Self::check_migrated_to_files),
-        ("bare without logAllRefUpdates", Self::check_bare_logs),
+    /// class a failure is reported under and how many cases share one run of it, in the
+    /// order they run. The costly ones (50 to 200 ms of git processes each, a third of a
+    /// case's time together) take turns: each runs on one case in three, chosen by the
+    /// case's options (see [`Executor::rotation_slot`]), so a run of 120 cases still makes
+    /// each about 40 times, on every kind of stack the options give.
+    const GIT_PROBES: [(&'static str, u64, Probe<Self>); 7] = [
+        ("reference-transaction hook", 3, Self::check_ref_hook),
+        ("quarantine", 1, Self::check_quarantine),
+        ("stash", 3, Self::check_stash),
+        ("obj-heavy table", 3, Self::check_obj_heavy),
+        ("unreachable expiry", 3, Self::check_unreachable_expiry),
+        ("migrated to files", 1, Self::check_migrated_to_files),
+        ("bare without logAllRefUpdates", 3, Self::check_bare_logs),
     ];
+
+    /// Which turn of the rotating probes a case takes: a hash (FNV-1a) of its options, which
+    /// replaying and minimizing a case keep, so a probe's finding shows again in both.
+    fn rotation_slot(&self) -> u64 {
+        let text = serde_json::to_string(&self.opts).unwrap_or_default();
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    }
 
     /// A scratch copy of git's repository (its `.git`), for the end-of-case probes that
     /// change what they look at.
