@@ -385,15 +385,26 @@ fn matched_literals(format: &str, line: &str) -> Option<(bool, usize)> {
 /// naming a 4,000-byte ref, say) is cut to 4,095 bytes, `fatal: ` included.
 const GIT_REPORT_LINE: usize = 4095;
 
+/// A command's last words after its backend failed, which name a class only when git
+/// printed nothing more specific before them.
+const LAST_WORDS: [&str; 2] = ["branch copy failed", "branch rename failed"];
+
 /// The wording of git's `stderr`: the first entry matching one of its lines. A line git cut
-/// at its report buffer takes the wording whose pieces it follows furthest.
+/// at its report buffer takes the wording whose pieces it follows furthest; that comes
+/// before a command's last words ([`LAST_WORDS`]), which it explains.
 pub fn wording(stderr: &str) -> Option<&'static Wording> {
-    if let Some(w) = WORDINGS
-        .iter()
-        .find(|w| stderr.lines().any(|line| matches(w.format, line)))
-    {
-        return Some(w);
-    }
+    let whole = |last_words: bool| {
+        (WORDINGS.iter())
+            .filter(|w| LAST_WORDS.contains(&w.format) == last_words)
+            .find(|w| stderr.lines().any(|line| matches(w.format, line)))
+    };
+    whole(false)
+        .or_else(|| cut_line_wording(stderr))
+        .or_else(|| whole(true))
+}
+
+/// The wording a line git cut at its report buffer follows furthest.
+fn cut_line_wording(stderr: &str) -> Option<&'static Wording> {
     let cut = stderr.lines().filter(|l| l.len() == GIT_REPORT_LINE);
     cut.flat_map(|line| {
         WORDINGS
@@ -434,6 +445,17 @@ mod tests {
         assert!(classify(cut).is_some());
         // A line of another length that lacks the end does not match.
         assert!(classify(&full[..GIT_REPORT_LINE - 1]).is_none());
+    }
+
+    /// A D/F refusal cut at git's report buffer, then `branch copy failed`: the cut line
+    /// names the class, not the last words.
+    #[test]
+    fn a_cut_reason_comes_before_the_last_words() {
+        let name = format!("refs/heads/{}", "b/".repeat(2100));
+        let line = format!("error: '{name}' exists; cannot create '{name}/x'");
+        let stderr = format!("{}\nfatal: branch copy failed\n", &line[..GIT_REPORT_LINE]);
+        assert_eq!(classify(&stderr), Some(DfConflict));
+        assert_eq!(classify("fatal: branch copy failed\n"), Some(EntryTooLarge));
     }
 
     /// One message of each wording, as git prints it.
