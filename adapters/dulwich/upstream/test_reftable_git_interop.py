@@ -318,5 +318,48 @@ class ReftableStackTests(ReftableGitInteropTestCase):
         self.assertEqual(self.main.decode(), self.git_out("rev-parse", "--verify", "refs/heads/b"))
 
 
+
+class ReftableDamageTests(ReftableGitInteropTestCase):
+    """A damaged table must be refused, not read as a smaller set of refs."""
+
+    def damaged(self, edit):
+        # Pack every ref into one table, then change bytes of its first block.
+        for i in range(6):
+            self.git("update-ref", "refs/heads/b%d" % i, "HEAD")
+        self.git("pack-refs", "--all")
+        stack = os.path.join(self.gitdir, "reftable")
+        with open(os.path.join(stack, "tables.list")) as f:
+            (table,) = f.read().split()
+        path = os.path.join(stack, table)
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+        header = 24 if data[4] == 1 else 28
+        edit(data, header)
+        with open(path, "wb") as f:
+            f.write(bytes(data))
+
+    @unittest.expectedFailure
+    def test_reserved_value_type_is_an_error(self):
+        # The first record (HEAD) gets value type 5, which the format reserves: git and
+        # other readers refuse the table; dulwich ends the block there and lists no refs.
+        def reserved(data, header):
+            data[header + 5] = (data[header + 5] & ~7) | 5
+
+        self.damaged(reserved)
+        with self.assertRaises(Exception):
+            self.open_repo().refs.allkeys()
+
+    @unittest.expectedFailure
+    def test_block_length_below_its_records_is_an_error(self):
+        # The first block's length cut to 24 bytes past the block header: its records and
+        # restart table no longer fit, and the table must be refused.
+        def short(data, header):
+            data[header + 1:header + 4] = (header + 28).to_bytes(3, "big")
+
+        self.damaged(short)
+        with self.assertRaises(Exception):
+            self.open_repo().refs.allkeys()
+
+
 if __name__ == "__main__":
     unittest.main()
