@@ -49,10 +49,10 @@ pub struct CaseResult {
     /// probe.
     #[serde(default)]
     pub probes_skipped: BTreeMap<String, u64>,
-    /// Time spent in each end-of-case check (wall time of this case's thread, git's
-    /// processes included).
+    /// Time spent in each check after every step (`step: …`) and at the case's end
+    /// (`end: …`): wall time of this case's thread, git's processes included.
     #[serde(default)]
-    pub end_costs: BTreeMap<String, Cost>,
+    pub check_costs: BTreeMap<String, Cost>,
     /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
     /// accepted, such as a deleted HEAD or a symref loop).
     pub twin_retired: Option<String>,

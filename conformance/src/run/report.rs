@@ -118,9 +118,9 @@ pub struct GitSection {
     /// End-of-case probes not made because their scenario could not be set up on a case's
     /// final state, by probe.
     pub probes_skipped: BTreeMap<String, u64>,
-    /// Wall seconds in each end-of-case check over this git's cases (each case's thread:
-    /// git's processes included), and how often it ran.
-    pub end_costs: BTreeMap<String, crate::cases::outcome::Cost>,
+    /// Wall seconds in each check over this git's cases, after steps (`step: …`) and at
+    /// cases' ends (`end: …`; each case's thread, git's processes included), and runs.
+    pub check_costs: BTreeMap<String, crate::cases::outcome::Cost>,
     /// Seconds spent running this git's cases (summed over jobs; minimization excluded).
     pub case_seconds: f64,
     /// Operations verified per second of this git's share of the run.
@@ -352,14 +352,22 @@ fn md_git_section(s: &mut String, g: &GitSection) {
         ));
     }
     s.push('\n');
-    if !g.end_costs.is_empty() {
-        let total: f64 = g.end_costs.values().map(|c| c.seconds).sum();
+    if !g.check_costs.is_empty() {
+        let share = |prefix: &str| -> f64 {
+            (g.check_costs.iter())
+                .filter(|(k, _)| k.starts_with(prefix))
+                .map(|(_, c)| c.seconds)
+                .sum()
+        };
+        let of = |x: f64| 100.0 * x / g.case_seconds.max(f64::EPSILON);
+        let (step, end) = (share("step: "), share("end: "));
         s.push_str(&format!(
-            "End-of-case checks: {total:.1} s of {:.1} s of case time ({:.0} %).\n\n| end-of-case check | runs | seconds | ms per run |\n|---|---|---|---|\n",
-            g.case_seconds,
-            100.0 * total / g.case_seconds.max(f64::EPSILON)
+            "Checks: {step:.1} s after steps ({:.0} %), {end:.1} s at cases' ends ({:.0} %), of {:.1} s of case time; the rest runs the operations.\n\n| check | runs | seconds | ms per run |\n|---|---|---|---|\n",
+            of(step),
+            of(end),
+            g.case_seconds
         ));
-        for (k, c) in &g.end_costs {
+        for (k, c) in &g.check_costs {
             let per = 1000.0 * c.seconds / c.runs.max(1) as f64;
             s.push_str(&format!(
                 "| {k} | {} | {:.2} | {per:.1} |\n",

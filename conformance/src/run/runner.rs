@@ -340,8 +340,8 @@ fn record_case(
     sec.operations += result.ops.len() as u64;
     sec.case_seconds += secs;
     sec.unchanged_skipped += result.unchanged;
-    for (check, c) in &result.end_costs {
-        sec.end_costs.entry(check.clone()).or_default().add(*c);
+    for (check, c) in &result.check_costs {
+        sec.check_costs.entry(check.clone()).or_default().add(*c);
     }
     for (probe, n) in &result.probes_skipped {
         *sec.probes_skipped.entry(probe.clone()).or_default() += n;

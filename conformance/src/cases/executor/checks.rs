@@ -89,12 +89,15 @@ impl From<String> for ProbeError {
 impl Executor<'_> {
     /// The checks after a step, in order; the first that fails ends them.
     pub(crate) fn check_state(&mut self) {
+        let started = Instant::now();
         let Some(theirs_tables) = self.check_bytes() else {
             return;
         };
+        let started = self.spent("step: tables byte for byte", started);
         let Some(ours) = self.check_readers() else {
             return;
         };
+        let started = self.spent("step: our reader on both stacks", started);
         self.count(Check::Model);
         let model = Snapshot::of_model(&self.model);
         let seen = ours.as_model_sees();
@@ -106,14 +109,17 @@ impl Executor<'_> {
         let fp = fingerprint(&theirs_tables);
         let touched = std::mem::take(&mut self.touched);
         let git_too = self.looked_up != Some(fp);
+        let started = self.spent("step: model", started);
         self.check_lookups(&ours, &touched, git_too);
         if self.diverged() {
             return;
         }
+        let started = self.spent("step: lookups", started);
         self.looked_up = Some(fp);
         if !self.check_twin(&seen) {
             return;
         }
+        let started = self.spent("step: files-backend twin", started);
         // git's view of its stack depends on nothing but the stack (the objects are fixed):
         // an unchanged stack was checked already.
         if self.viewed == Some(fp) {
@@ -121,6 +127,7 @@ impl Executor<'_> {
             return;
         }
         self.check_git_view(&ours, fp);
+        self.spent("step: git's view", started);
     }
 
     /// Our tables and git's, byte for byte; git's tables when they are the same.
@@ -343,10 +350,13 @@ impl Executor<'_> {
         if !self.check_reflog_positions(&ours, step_end) || !self.check_refs_exists(step_end) {
             return self.result;
         }
-        let started = self.spent("reflogs (log -g, reflog list, @{n}, refs exists)", started);
+        let started = self.spent(
+            "end: reflogs (log -g, reflog list, @{n}, refs exists)",
+            started,
+        );
         self.count(Check::GitReadsOurs);
         let read = self.git_reads_ours(&ours, &theirs);
-        let started = self.spent("git reads our stack", started);
+        let started = self.spent("end: git reads our stack", started);
         if self.failed_at_end(step_end, Check::GitReadsOurs, "git rejects our stack", read) {
             return self.result;
         }
@@ -356,11 +366,11 @@ impl Executor<'_> {
         // probe after it.
         let broken = self.check_broken_refs(&self.expected_git_view(&ours));
         self.failed_at_end(step_end, Check::GitView, "broken refs listed", broken);
-        let started = self.spent("broken refs", started);
+        let started = self.spent("end: broken refs", started);
         self.count(Check::ConfigLimits);
         let limits = self.check_config_limits();
         self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits);
-        let mut started = self.spent("config limits", started);
+        let mut started = self.spent("end: config limits", started);
         self.count(Check::GitProbes);
         let slot = self.rotation_slot();
         for (i, (class, every, probe)) in Self::GIT_PROBES.into_iter().enumerate() {
@@ -368,7 +378,7 @@ impl Executor<'_> {
                 continue;
             }
             let outcome = probe(&self);
-            started = self.spent(&format!("probe: {class}"), started);
+            started = self.spent(&format!("end: probe: {class}"), started);
             match outcome {
                 Ok(()) => {}
                 Err(ProbeError::Setup(why)) => {
@@ -382,13 +392,14 @@ impl Executor<'_> {
             }
         }
         self.check_filtered_views(&ours, step_end);
-        let started = self.spent("filtered views", started);
+        let started = self.spent("end: filtered views", started);
         self.check_worktree_reflogs(step_end);
-        self.spent("worktree reflogs", started);
+        self.spent("end: worktree reflogs", started);
         self.result
     }
 
-    /// Add the time since `since` to the end-of-case check `name`; now, for the next one.
+    /// Add the time since `since` to the check `name` (`step: …` after every step, `end: …`
+    /// at the case's end); now, for the next one.
     fn spent(&mut self, name: &str, since: Instant) -> Instant {
         let now = Instant::now();
         let cost = Cost {
@@ -396,7 +407,7 @@ impl Executor<'_> {
             seconds: now.duration_since(since).as_secs_f64(),
         };
         self.result
-            .end_costs
+            .check_costs
             .entry(name.into())
             .or_default()
             .add(cost);
