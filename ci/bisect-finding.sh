@@ -33,6 +33,9 @@ while [[ $# -gt 0 ]]; do
     --report) REPORT=$2; shift 2 ;;
     --self-test) SELFTEST=1; shift ;;
     --step) # One step, run by git bisect in the worktree: build, reproduce, answer.
+      # git hands its own GIT_* variables down (GIT_DIR from a worktree of a bare
+      # repository): a reproducer's `git init` would act on the repository being bisected.
+      for v in $(env | sed -n 's/^\(GIT_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
       sh -c "${BISECT_BUILD}" >"$BISECT_LOG.build" 2>&1 || exit 125
       set +e
       sh "$2" "$PWD/$BISECT_GIT" >"$BISECT_LOG.repro" 2>&1
@@ -77,11 +80,17 @@ self_test() {
 GIT=${1:-git}
 d=$(mktemp -d) && trap 'rm -rf "$d"' EXIT
 export HOME=$d GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-"$GIT" init -q "$d/r" && cd "$d/r" || exit 2
+"$GIT" init -q --ref-format=reftable "$d/r" && cd "$d/r" || exit 2
 c=$(printf 'c\n' | GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b "$GIT" commit-tree "$("$GIT" mktree </dev/null)") || exit 2
 "$GIT" update-ref refs/heads/bad "$c" 2>/dev/null && exit 0
 exit 1
 EOF
+  # Bisected as a bare repository, as a mirror is: the reproducer's `git init` must not
+  # reach it (its configuration and refs are compared before and after).
+  git clone -q --bare "$repo" "$work/bare"
+  repo=$work/bare
+  cp "$repo/config" "$work/config.before"
+  git -C "$repo" for-each-ref >"$work/refs.before"
   first_bad=$(git -C "$repo" rev-parse HEAD~4)
   fix=$(git -C "$repo" rev-parse HEAD~1)
   export BISECT_BUILD='cp bin-wrappers/git.in bin-wrappers/git && chmod +x bin-wrappers/git'
@@ -98,6 +107,11 @@ EOF
   echo "$out"
   grep -q "first fixed commit: $fix" <<<"$out" && grep -q "\"commit\": \"$fix\"" "$work/report.json" || {
     echo "bisect-finding: self-test did not find the fix $fix" >&2
+    exit 1
+  }
+  git -C "$repo" for-each-ref >"$work/refs.after"
+  cmp -s "$work/config.before" "$repo/config" && cmp -s "$work/refs.before" "$work/refs.after" || {
+    echo "bisect-finding: self-test: the bisected repository was changed" >&2
     exit 1
   }
   [[ $(git -C "$repo" worktree list | wc -l) -eq 1 ]] || {
