@@ -61,6 +61,20 @@ impl Executor<'_> {
             Ok(r) => (r, Ok(())),
             Err(e) => (Vec::new(), Err(e)),
         };
+        // git failed the batch as a whole where we committed it: said as a batch's
+        // difference, so that it is not taken for a plain transaction's.
+        if let (Err(g), Ok(())) = (&git_res, &ours_res) {
+            self.count(Check::Verdict);
+            let d = format!(
+                "--batch-updates: git failed the whole batch ({:?}): {}; ours committed it with {} of {} updates rejected",
+                g.class,
+                g.message.trim(),
+                ours_said.len(),
+                updates.len()
+            );
+            self.diverge(Check::Verdict, "error mismatch", d);
+            return None;
+        }
         if git_res.is_ok() && ours_res.is_ok() {
             let ours_said: Vec<Rejection> = ours_said
                 .into_iter()
