@@ -13,6 +13,8 @@ const MODES: &[&[&str]] = &[
     &["damaged", "--trials", "1"],
     &["faults", "--cases", "1"],
     &["powerloss", "--cases", "1"],
+    &["soak", "--seeds", "1", "--cases", "1"],
+    &["impl", "--cases", "1"],
 ];
 
 /// `conformance ARGS`: exit status and stderr.
