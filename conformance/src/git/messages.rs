@@ -391,7 +391,7 @@ const LAST_WORDS: [&str; 2] = ["branch copy failed", "branch rename failed"];
 
 /// The wording of git's `stderr`: the first entry matching one of its lines. A line git cut
 /// at its report buffer takes the wording whose pieces it follows furthest; that comes
-/// before a command's last words ([`LAST_WORDS`]), which it explains.
+/// before a command's last words ("branch copy failed"), which it explains.
 pub fn wording(stderr: &str) -> Option<&'static Wording> {
     let whole = |last_words: bool| {
         (WORDINGS.iter())
