@@ -34,7 +34,7 @@ pub(crate) struct ImplWriter {
     git: String,
     adapter: Adapter,
     /// It declined a transaction of several refs: from then on, journal updates alone.
-    pub(crate) single_only: bool,
+    single_only: bool,
 }
 
 impl ImplWriter {
@@ -81,12 +81,14 @@ impl ImplWriter {
             updates.truncate(1);
         }
         let request = wire::transaction(updates, message, false, &committer_at(tick));
-        let answered = self.answered(&request);
-        if answered.1.starts_with("unsupported") && updates.len() > 1 {
-            self.single_only = true;
-            return self.commit(updates, message, tick);
+        match self.answered(&request) {
+            Ok(answered) => answered,
+            Err(_) if updates.len() > 1 => {
+                self.single_only = true;
+                self.commit(updates, message, tick)
+            }
+            Err(m) => (false, format!("unsupported: {m}"), None),
         }
-        answered
     }
 
     /// Maintenance number `k` (compaction of the whole stack, automatic compaction, expiry
@@ -115,25 +117,27 @@ impl ImplWriter {
         if !self.adapter.hello.offers(verb) {
             return None;
         }
-        let answered = self.answered(&request);
         // Declined as unsupported (a mode or option it lacks): not tried, as not offered.
-        (!answered.1.starts_with("unsupported")).then(|| (what.to_string(), answered))
+        let answered = self.answered(&request).ok()?;
+        Some((what.to_string(), answered))
     }
 
-    /// Ask `request` and read its answer as an attempt's result.
-    fn answered(&mut self, request: &Value) -> Answered {
-        match self.adapter.ask(request) {
+    /// Ask `request` and read its answer as an attempt's result; `Err` with the adapter's
+    /// words when it answers `unsupported` (never an attempt).
+    fn answered(&mut self, request: &Value) -> Result<Answered, String> {
+        Ok(match self.adapter.ask(request) {
             Ok(Answer::Done(_)) => (true, String::new(), None),
             Ok(Answer::Refused(r)) => {
-                let classes = crate::impls::verdict::classes_of(&r.reason);
-                let class = (r.reason != "other")
-                    .then(|| classes.first().copied())
-                    .flatten();
+                // `other` stands for several classes, none of which the checks can name.
+                let class = match r.reason.as_str() {
+                    "other" => None,
+                    reason => crate::impls::verdict::classes_of(reason).first().copied(),
+                };
                 let text = format!("refused ({}): {}", r.reason, r.message);
                 (false, text, class)
             }
             Ok(Answer::Error(m)) => (false, format!("error: {m}"), None),
-            Ok(Answer::Unsupported(m)) => (false, format!("unsupported: {m}"), None),
+            Ok(Answer::Unsupported(m)) => return Err(m),
             Err(f) => {
                 let restarted = match self.restart() {
                     Ok(()) => String::new(),
@@ -141,7 +145,7 @@ impl ImplWriter {
                 };
                 (false, format!("adapter {f}{restarted}"), None)
             }
-        }
+        })
     }
 
     /// Re-read the stack: `reload` where offered, else `open` again.
