@@ -182,6 +182,9 @@ pub struct Model {
     max_message: usize,
     /// Refuse no-deref updates expecting no ref of a dangling symref (git 2.52+).
     pub protect_dangling_symrefs: bool,
+    /// Log-only steps (`HEAD`'s, a symref's) have their old object id checked, as before git
+    /// 2.51.1; later gits check none.
+    pub log_only_old_checked: bool,
 }
 
 /// A checked transaction: its steps, and the (step, current value) of those that write.
@@ -272,6 +275,7 @@ impl Model {
             log_refs,
             max_message: block_size as usize / 2,
             protect_dangling_symrefs: true,
+            log_only_old_checked: false,
         }
     }
 
@@ -482,6 +486,7 @@ impl Model {
     /// conflict; a creation writes (from the null id).
     fn check_missing_ref(&self, c: &mut Checking, i: usize, s: &Step) {
         let expects_existing = match &s.old {
+            Some(Value::Oid(_)) if s.log_only && !self.log_only_old_checked => false,
             Some(Value::Oid(h)) => ObjectId::from_hex(h).is_some_and(|i| !i.is_null()),
             Some(Value::Symref(_)) => true,
             None => false,
@@ -557,6 +562,7 @@ impl Model {
             {
                 log.add(Fault::OldValue);
             }
+            Some(Value::Oid(_)) if st.log_only && !self.log_only_old_checked => {}
             Some(Value::Oid(h)) if ObjectId::from_hex(h).expect("hex") != cur => {
                 log.add(Fault::OldValue);
             }

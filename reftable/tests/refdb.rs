@@ -416,6 +416,50 @@ fn dangling_symrefs_are_protected_unless_told_otherwise() {
     }
 }
 
+/// Deleting the symref `HEAD` points at, expecting its target: the `HEAD` entry the
+/// transaction adds carries no old id, which git before 2.51.1 holds against `HEAD` (it
+/// resolves to something: "reference already exists") and later gits do not check
+/// (046c67325c).
+#[test]
+fn log_only_old_values_are_checked_only_when_told() {
+    for check in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = RefDb::open(
+            dir.path(),
+            RefDbOptions {
+                stack: StackOptions {
+                    fsync: false,
+                    ..Default::default()
+                },
+                check_log_only_old_values: check,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        tx(&mut d, &[RefUpdate::create("refs/heads/a", id(1))]).unwrap();
+        tx(
+            &mut d,
+            &[RefUpdate::symref_create("refs/heads/s", "refs/heads/a")],
+        )
+        .unwrap();
+        tx(&mut d, &[RefUpdate::symref_create("HEAD", "refs/heads/s")]).unwrap();
+        let delete = RefUpdate::symref_delete("refs/heads/s", Some(b"refs/heads/a".as_slice()));
+        let r = tx(&mut d, &[delete]);
+        if check {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::OldValueMismatch);
+            assert!(
+                e.message() == "cannot lock ref 'HEAD': reference already exists",
+                "{e}"
+            );
+            assert!(d.read_ref(b"refs/heads/s").unwrap().is_some());
+        } else {
+            r.unwrap();
+            assert!(d.read_ref(b"refs/heads/s").unwrap().is_none());
+        }
+    }
+}
+
 fn refusal(r: reftable::Result<()>) -> reftable::Refusal {
     r.unwrap_err()
         .refusal()

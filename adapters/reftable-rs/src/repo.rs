@@ -138,8 +138,11 @@ impl Repo {
     pub fn open(gitdir: &Path, git: Option<&str>) -> reftable::Result<Repo> {
         let cfg = Config::read(gitdir);
         let mut opts = options(&cfg);
+        let version = git.and_then(release);
         // git refuses to write through a dangling symref since 2.52.
-        opts.protect_dangling_symrefs = git.and_then(minor).map_or(true, |v| v >= (2, 52));
+        opts.protect_dangling_symrefs = version.map_or(true, |v| v >= (2, 52, 0));
+        // git stopped checking the old value of log-only updates in 2.51.1.
+        opts.check_log_only_old_values = version.is_some_and(|v| v < (2, 51, 1));
         let db = RefDb::open(gitdir.join("reftable"), opts)?;
         Ok(Repo {
             gitdir: gitdir.to_path_buf(),
@@ -149,9 +152,11 @@ impl Repo {
     }
 }
 
-/// The major and minor version of a git version string (`2.47.3`, `git version 2.52.0`).
-fn minor(v: &str) -> Option<(u32, u32)> {
+/// The release a git version string names (`2.47.3`, `git version 2.52.0`,
+/// `2.55.0.618.g1a3e64c6c4`): major, minor, patch (0 when absent).
+fn release(v: &str) -> Option<(u32, u32, u32)> {
     let v = v.trim().trim_start_matches("git version ").trim();
     let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??))
+    let (major, minor) = (parts.next()??, parts.next()??);
+    Some((major, minor, parts.next().flatten().unwrap_or(0)))
 }

@@ -10,18 +10,15 @@ use reftable::{ObjectId, RefValue, StackOptions, WriteOptions};
 use crate::cases::unreachable::reach;
 use crate::cases::verdict::Refused;
 use crate::err_class::ErrClass;
+use crate::git::profile::GitRules;
 use crate::model::SYMREF_READS;
 use crate::ops::{CaseOptions, Expire, Op, Update, Value};
 use crate::setup::pool::{Pool, PoolObjects};
 
 /// Our ref database's options for a case: its table options, auto-compaction as the case
-/// has it, git's dangling-symref rule (`protect_dangling_symrefs`: the git's profile), fsync
+/// has it, the transaction rules of the git's version (its profile's [`GitRules`]), fsync
 /// as asked (off in the generated mode, where no power is lost).
-pub fn refdb_options(
-    opts: &CaseOptions,
-    protect_dangling_symrefs: bool,
-    fsync: bool,
-) -> RefDbOptions {
+pub fn refdb_options(opts: &CaseOptions, rules: GitRules, fsync: bool) -> RefDbOptions {
     RefDbOptions {
         stack: StackOptions {
             write: WriteOptions {
@@ -36,7 +33,8 @@ pub fn refdb_options(
             ..Default::default()
         },
         log_refs: opts.log_refs.to_lib(),
-        protect_dangling_symrefs,
+        protect_dangling_symrefs: rules.dangling_symref_protected,
+        check_log_only_old_values: rules.log_only_old_checked,
     }
 }
 
@@ -204,7 +202,8 @@ pub(crate) fn txn(
 
 /// `update-ref --batch-updates` on `db`: the library has no batch mode, so each update goes
 /// through update-ref's parser check and the library's checks on its own (prepared and
-/// dropped: nothing is listed), and those that pass are one transaction. The rejected
+/// dropped: nothing is listed; the size of its records alone is not checked), and those that
+/// pass are one transaction. The rejected
 /// updates (index and refusal), or the refusal of the transaction of the others.
 pub(crate) fn batch(
     db: &mut RefDb,
@@ -220,9 +219,13 @@ pub(crate) fn batch(
         let one = std::slice::from_ref(u);
         let checked = parser_check(one).and_then(|()| {
             let upd = u.to_ref_update(message, create_reflog);
-            db.prepare(std::slice::from_ref(&upd), committer, objects)
-                .map(drop)
-                .map_err(|e| our_refusal(&e))
+            match db.prepare(std::slice::from_ref(&upd), committer, objects) {
+                // git writes one table for the whole batch, where a record that does not
+                // fit the first block (after the file header) may fit a later one: an entry
+                // too large for this update's table alone is not a check git makes of it.
+                Err(e) if e.kind() == reftable::ErrorKind::EntryTooBig => Ok(()),
+                r => r.map(drop).map_err(|e| our_refusal(&e)),
+            }
         });
         match checked {
             Ok(()) => passed.push(u.clone()),

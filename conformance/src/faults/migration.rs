@@ -430,7 +430,7 @@ impl Migration<'_> {
             work: Work::Import(repo.join(".git")),
             tick: TICK,
             opts: *opts,
-            protect_dangling_symrefs: self.env.profile.dangling_symref_protected,
+            rules: self.env.profile.rules,
             fsync: cfg.fsync,
             pool: pool_spec(&self.env.pool(opts.hash()).pool),
         };
@@ -453,7 +453,7 @@ impl Migration<'_> {
         if list.trim().is_empty() {
             return Ok(None);
         }
-        let o = refdb_options(opts, self.env.profile.dangling_symref_protected, false);
+        let o = refdb_options(opts, self.env.profile.rules, false);
         Snapshot::of_stack_dir(&stack, o)
             .map(Some)
             .map_err(|e| format!("{e:#}"))

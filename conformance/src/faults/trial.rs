@@ -133,7 +133,7 @@ impl OpUnderTest<'_> {
                     work: Work::Op(self.op.clone()),
                     tick: self.tick,
                     opts: self.opts,
-                    protect_dangling_symrefs: self.env.profile.dangling_symref_protected,
+                    rules: self.env.profile.rules,
                     fsync: self.fsync,
                     pool: pool_spec(&self.env.pool(self.opts.hash()).pool),
                 };
@@ -155,11 +155,7 @@ impl OpUnderTest<'_> {
 
     /// Our reader's view of a stack.
     pub fn read(&self, stack: &Path) -> Result<Snapshot, String> {
-        let o = refdb_options(
-            &self.opts,
-            self.env.profile.dangling_symref_protected,
-            false,
-        );
+        let o = refdb_options(&self.opts, self.env.profile.rules, false);
         Snapshot::of_stack_dir(stack, o).map_err(|e| format!("{e:#}"))
     }
 
@@ -174,11 +170,7 @@ impl OpUnderTest<'_> {
                 (!o.exit.success()).then(|| o.stderr.trim().to_string())
             }
             Side::Ours => {
-                let o = refdb_options(
-                    &self.opts,
-                    self.env.profile.dangling_symref_protected,
-                    false,
-                );
+                let o = refdb_options(&self.opts, self.env.profile.rules, false);
                 let u = RefUpdate::update(NEXT_REF, commit, None);
                 let c = committer_at(self.tick + 1);
                 RefDb::open(repo.join(".git/reftable"), o)

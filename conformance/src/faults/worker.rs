@@ -26,8 +26,8 @@ pub struct WorkerSpec {
     pub tick: u64,
     /// The case's options (auto-compaction as the faults mode sets it).
     pub opts: CaseOptions,
-    /// git's dangling-symref rule (the git's profile).
-    pub protect_dangling_symrefs: bool,
+    /// The rules of the git's version (its profile).
+    pub rules: crate::git::profile::GitRules,
     /// Whether our stack syncs what it writes.
     pub fsync: bool,
     /// The objects transactions are checked against, as hex: commits, (tag, peeled), tree,
@@ -115,7 +115,7 @@ pub fn run_worker(path: &Path) -> i32 {
 }
 
 fn apply(spec: &WorkerSpec, pool: &Pool) -> WorkerOutcome {
-    let opts = ours::refdb_options(&spec.opts, spec.protect_dangling_symrefs, spec.fsync);
+    let opts = ours::refdb_options(&spec.opts, spec.rules, spec.fsync);
     let mut db = match RefDb::open(&spec.stack, opts) {
         Ok(db) => db,
         Err(e) => {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::err_class::ErrClass;
 use crate::git::driver::Git;
@@ -49,6 +49,19 @@ pub struct Features {
     pub reftable_config: bool,
 }
 
+/// The transaction rules git changed between versions, each probed: what our library is
+/// told to follow (its options) and what the model expects.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct GitRules {
+    /// `option no-deref` + `create` of a ref that is a dangling symref is refused ("dangling
+    /// symref already exists", 2.52) instead of overwriting the symref.
+    pub dangling_symref_protected: bool,
+    /// The log-only update of `HEAD` that an update of its branch adds has its old value
+    /// checked: a `symref-delete` with an old target of the branch `HEAD` points at is
+    /// refused because `HEAD` resolves to something (before 2.51.1).
+    pub log_only_old_checked: bool,
+}
+
 /// The probed profile of one git.
 #[derive(Clone, Debug, Serialize)]
 pub struct Profile {
@@ -72,9 +85,8 @@ pub struct Profile {
     pub non_commit_through_symref_refused: bool,
     /// A `tables.list` without its final newline makes the stack unreadable.
     pub tables_list_needs_newline: bool,
-    /// `option no-deref` + `create` of a ref that is a dangling symref is refused ("dangling
-    /// symref already exists", 2.52) instead of overwriting the symref.
-    pub dangling_symref_protected: bool,
+    /// The transaction rules git changed between versions, as this git has them.
+    pub rules: GitRules,
     /// `for-each-ref --include-root-refs` lists symbolic root refs such as a symbolic
     /// `ORIG_HEAD` (2.46 decides by name; 2.45 shows only those with a direct value).
     pub symbolic_root_refs_listed: bool,
@@ -122,7 +134,14 @@ impl Profile {
                 self.tables_list_needs_newline,
                 "tables.list needs its newline",
             ),
-            (self.dangling_symref_protected, "dangling symrefs protected"),
+            (
+                self.rules.dangling_symref_protected,
+                "dangling symrefs protected",
+            ),
+            (
+                self.rules.log_only_old_checked,
+                "log-only old values checked",
+            ),
             (self.symbolic_root_refs_listed, "symbolic root refs listed"),
         ] {
             if b {
@@ -244,8 +263,15 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
     let non_commit_through_symref_refused =
         non_commit_through_symref_refused(&p, &repo, &tree, &mut surprises)?;
     let no_reflog_message = no_reflog_message(&p, &repo, &mut surprises);
-    let dangling_symref_protected =
-        dangling_symref_protected(&p, &repo, &commit_id, &mut surprises)?;
+    let rules = GitRules {
+        dangling_symref_protected: dangling_symref_protected(
+            &p,
+            &repo,
+            &commit_id,
+            &mut surprises,
+        )?,
+        log_only_old_checked: features.symref_commands && log_only_old_checked(&p, &mut surprises)?,
+    };
     let symbolic_root_refs_listed = symbolic_root_refs_listed(&p, &repo)?;
     let tables_list_needs_newline = tables_list_needs_newline(&p)?;
 
@@ -258,7 +284,7 @@ pub fn probe(git: &Git) -> Result<Profile, String> {
         df_checks_batched,
         non_commit_through_symref_refused,
         tables_list_needs_newline,
-        dangling_symref_protected,
+        rules,
         symbolic_root_refs_listed,
         no_reflog_message,
         sanitizers: sanitizer::detect(git),
@@ -402,6 +428,29 @@ fn dangling_symref_protected(
         None if said == "accepted" => false,
         _ => {
             surprises.push(format!("no-deref create of a dangling symref: {said}"));
+            false
+        }
+    })
+}
+
+/// Whether the log-only `HEAD` update checks its old value: `HEAD` -> `refs/heads/s` ->
+/// `refs/heads/a`, and a `symref-delete` of `refs/heads/s` expecting its target gives `HEAD`
+/// an old value of nothing, which a git that checks it refuses ("reference already exists").
+fn log_only_old_checked(p: &Probe<'_>, surprises: &mut Vec<String>) -> Result<bool, String> {
+    let (repo, _, _) = p.repo("log-only")?;
+    p.git
+        .ok(&repo, &["symbolic-ref", "refs/heads/s", "refs/heads/a"], "")?;
+    p.git
+        .ok(&repo, &["symbolic-ref", "HEAD", "refs/heads/s"], "")?;
+    let (class, said) = p.refusal(
+        &repo,
+        "option no-deref\nsymref-delete refs/heads/s refs/heads/a\n",
+    );
+    Ok(match class {
+        Some(ErrClass::OldValue) => true,
+        None if said == "accepted" => false,
+        _ => {
+            surprises.push(format!("symref-delete of HEAD's branch: {said}"));
             false
         }
     })

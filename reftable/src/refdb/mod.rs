@@ -4,8 +4,9 @@
 //! and pack-refs.
 //!
 //! It follows git 2.47's `refs/reftable-backend.c` and the generic ref layer in `refs.c`
-//! (with git 2.52's protection of dangling symrefs, see
-//! [`RefDbOptions::protect_dangling_symrefs`]), so that the same operations on git and on
+//! (with the rules git changed since where an option names them:
+//! [`RefDbOptions::protect_dangling_symrefs`], [`RefDbOptions::check_log_only_old_values`]),
+//! so that the same operations on git and on
 //! this crate give the same tables.
 //!
 //! - what a transaction is made of: [`RefUpdate`], [`NewValue`], [`Expected`];
@@ -82,6 +83,13 @@ pub struct RefDbOptions {
     /// that is a dangling symref, as git does since 2.52 ("dangling symref already exists");
     /// git 2.45 to 2.51 overwrite the symref. On by default.
     pub protect_dangling_symrefs: bool,
+    /// Check the expected old value of the log-only update a transaction adds for `HEAD`
+    /// when it updates the branch `HEAD` points to, as git before 2.51.1 does: an update
+    /// whose old value is a symref target expects `HEAD` to resolve to nothing, so it is
+    /// refused ("reference already exists"). Since 046c67325c ("refs: stop unsetting
+    /// REF_HAVE_OLD for log-only updates", 2.51.1) git checks no old value of a log-only
+    /// update. Off by default.
+    pub check_log_only_old_values: bool,
 }
 
 impl Default for RefDbOptions {
@@ -90,6 +98,7 @@ impl Default for RefDbOptions {
             stack: StackOptions::default(),
             log_refs: LogRefs::default(),
             protect_dangling_symrefs: true,
+            check_log_only_old_values: false,
         }
     }
 }

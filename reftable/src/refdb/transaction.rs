@@ -290,6 +290,8 @@ struct Planner<'v, 'o> {
     view: View<'v>,
     null: ObjectId,
     protect_dangling: bool,
+    /// Whether log-only updates have their old value checked (git before 2.51.1).
+    check_log_only_old: bool,
     objects: Objects<'o>,
     work: Vec<Work>,
     /// Every ref the transaction touches, as indexes into `work` sorted by name (for
@@ -528,6 +530,7 @@ impl Planner<'_, '_> {
                     "dangling symref already exists".to_string(),
                 )
             }
+            Some(Target::Object(_)) if w.log_only && !self.check_log_only_old => Ok(()),
             Some(Target::Object(expected)) if *expected != cur_oid => {
                 let msg = if expected.is_null() {
                     "reference already exists".to_string()
@@ -561,7 +564,7 @@ impl Planner<'_, '_> {
             self.follow_head(&u)?;
         }
         let Some(current) = self.view.raw_ref(&u.refname)? else {
-            if u.expects_existing() {
+            if u.expects_existing() && (self.check_log_only_old || !u.log_only) {
                 return Err(Error::refused(
                     Refusal::OldValue {
                         name: u.original().to_vec(),
@@ -843,6 +846,7 @@ pub(crate) fn plan_updates<'o>(
         view,
         null: ObjectId::null(view.hash),
         protect_dangling: opts.protect_dangling_symrefs,
+        check_log_only_old: opts.check_log_only_old_values,
         objects: Objects {
             lookup: objects,
             seen: HashMap::new(),

@@ -100,8 +100,7 @@ impl<'e> Executor<'e> {
         let ours_dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
         let git_stack = repo.path().join(".git/reftable");
         copy_stack(&git_stack, ours_dir.path())?;
-        let db_opts =
-            crate::cases::ours::refdb_options(&opts, env.profile.dangling_symref_protected, false);
+        let db_opts = crate::cases::ours::refdb_options(&opts, env.profile.rules, false);
         let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
         let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
         let worktree = match git_worktree {
@@ -116,7 +115,8 @@ impl<'e> Executor<'e> {
         };
         let null = ObjectId::null(hash);
         let mut model = Model::new(null, opts.log_refs, opts.block_size);
-        model.protect_dangling_symrefs = env.profile.dangling_symref_protected;
+        model.protect_dangling_symrefs = env.profile.rules.dangling_symref_protected;
+        model.log_only_old_checked = env.profile.rules.log_only_old_checked;
         model.init("main");
         let twin = if hash == HashId::Sha1 {
             Some(files_twin(env, &opts)?)
@@ -331,8 +331,7 @@ impl<'e> Executor<'e> {
 
     /// The options our reader opens the case's stacks with.
     pub fn refdb_options(&self) -> reftable::refdb::RefDbOptions {
-        let protect = self.env.profile.dangling_symref_protected;
-        crate::cases::ours::refdb_options(&self.opts, protect, false)
+        crate::cases::ours::refdb_options(&self.opts, self.env.profile.rules, false)
     }
 
     /// The case's options (as fitted to the git).
