@@ -131,6 +131,13 @@ pub fn compare_rejections(
     let g = names(&mut git.iter().map(|r| &r.refname));
     let o = names(&mut ours.iter().map(|r| &r.refname));
     let m = names(&mut model.iter().map(|(n, _)| n));
+    // What each side said of the refs it alone rejected, after the names.
+    let said = |r: &[Rejection], by: &str, others: &Vec<String>| -> String {
+        r.iter()
+            .filter(|x| !others.contains(&x.refname))
+            .map(|x| format!("; {by} said of {}: {}", x.refname, x.detail))
+            .collect()
+    };
     let differ = |check, what: &str, other: &Vec<String>| {
         Some(Mismatch {
             check,
@@ -139,7 +146,10 @@ pub fn compare_rejections(
         })
     };
     if g != o {
-        return differ(Check::Verdict, "ours", &o);
+        let mut m = differ(Check::Verdict, "ours", &o)?;
+        m.detail += &said(git, "git", &o);
+        m.detail += &said(ours, "ours", &g);
+        return Some(m);
     }
     if g != m {
         return differ(Check::Model, "the model", &m);
