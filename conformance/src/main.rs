@@ -103,11 +103,13 @@ enum Cmd {
 /// The command's exit status, or why it could not run.
 fn dispatch(cmd: Cmd) -> Result<i32, String> {
     match cmd {
-        Cmd::Run(a) => conformance::run::cli::main(&a),
+        // The generated cases run our side in this process: a planted defect (test-hooks
+        // builds) is planted here.
+        Cmd::Run(a) => plant_from_env().and_then(|()| conformance::run::cli::main(&a)),
         Cmd::Concurrent(a) => conformance::concurrent::cli::main(&a),
-        Cmd::Soak(a) => conformance::soak::cli::main(&a),
-        Cmd::Replay(a) => conformance::run::cli::replay(&a),
-        Cmd::Minimize(a) => conformance::run::cli::minimize(&a),
+        Cmd::Soak(a) => plant_from_env().and_then(|()| conformance::soak::cli::main(&a)),
+        Cmd::Replay(a) => plant_from_env().and_then(|()| conformance::run::cli::replay(&a)),
+        Cmd::Minimize(a) => plant_from_env().and_then(|()| conformance::run::cli::minimize(&a)),
         Cmd::Damaged(a) => conformance::damaged::cli::main(&a),
         Cmd::Migrate(a) => conformance::migrate::cli::main(&a),
         Cmd::Faults(a) => conformance::faults::cli::main(&a),

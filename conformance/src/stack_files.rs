@@ -29,6 +29,76 @@ pub(crate) fn tables(dir: &Path) -> Tables {
     tables_cached(dir, &mut TableCache::new())
 }
 
+/// A stack directory as its writer left it: the name of every file in it, sorted, and the
+/// bytes of `tables.list`, each with a table's random part masked (the 8 hex digits before
+/// `.ref` that git draws; any other shape is kept as it is, so that it shows).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct StackFiles {
+    pub names: Vec<String>,
+    pub list: Vec<u8>,
+}
+
+impl StackFiles {
+    pub(crate) fn of(dir: &Path) -> StackFiles {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| mask_random(&e.file_name().to_string_lossy()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        let list = std::fs::read(dir.join("tables.list")).unwrap_or_default();
+        let list = list
+            .split_inclusive(|&b| b == b'\n')
+            .flat_map(|l| match std::str::from_utf8(l) {
+                Ok(s) => mask_random(s).into_bytes(),
+                Err(_) => l.to_vec(),
+            })
+            .collect();
+        StackFiles { names, list }
+    }
+
+    /// What differs between `ours` and `git` (`None`: nothing).
+    pub(crate) fn difference(ours: &StackFiles, git: &StackFiles) -> Option<String> {
+        if ours.list != git.list {
+            return Some(format!(
+                "tables.list bytes differ: ours {:?}, git's {:?}",
+                String::from_utf8_lossy(&ours.list),
+                String::from_utf8_lossy(&git.list)
+            ));
+        }
+        let only = |a: &StackFiles, b: &StackFiles| -> Vec<String> {
+            a.names
+                .iter()
+                .filter(|n| !b.names.contains(n))
+                .cloned()
+                .collect()
+        };
+        let (o, g) = (only(ours, git), only(git, ours));
+        (!o.is_empty() || !g.is_empty() || ours.names != git.names)
+            .then(|| format!("stack directory differs: only ours has {o:?}, only git's has {g:?}"))
+    }
+}
+
+/// `name` (a file name or a line of `tables.list`) with a table's random part masked:
+/// `<stem>-<8 lowercase hex digits>.ref` becomes `<stem>-********.ref`.
+fn mask_random(name: &str) -> String {
+    let (body, newline) = match name.strip_suffix('\n') {
+        Some(b) => (b, "\n"),
+        None => (name, ""),
+    };
+    let masked = body.split_once('.').and_then(|(stem, ext)| {
+        let (prefix, random) = stem.rsplit_once('-')?;
+        let drawn = random.len() == 8
+            && random
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        drawn.then(|| format!("{prefix}-********.{ext}"))
+    });
+    masked.unwrap_or_else(|| body.to_string()) + newline
+}
+
 /// Copy a directory tree (regular files and directories; `skip` names one entry of `from`
 /// to leave out).
 pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
@@ -48,4 +118,49 @@ pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(),
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_parts_masked_other_shapes_kept() {
+        let m = |s: &str| mask_random(s);
+        assert_eq!(
+            m("0x000000000001-0x000000000002-0a1b2c3d.ref\n"),
+            "0x000000000001-0x000000000002-********.ref\n"
+        );
+        assert_eq!(
+            m("0x000000000001-0x000000000002-0a1b2c3d.ref.lock"),
+            "0x000000000001-0x000000000002-********.ref.lock"
+        );
+        // Upper case, seven digits, no random part: kept.
+        for kept in [
+            "0x1-0x2-0A1B2C3D.ref",
+            "0x1-0x2-0a1b2c3.ref",
+            "tables.list.lock",
+        ] {
+            assert_eq!(m(kept), kept);
+        }
+    }
+
+    #[test]
+    fn lists_and_directories_compared() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for (d, r) in [(&a, "0a1b2c3d"), (&b, "ffffffff")] {
+            let name = format!("0x000000000001-0x000000000001-{r}.ref");
+            std::fs::write(d.path().join(&name), "t").unwrap();
+            std::fs::write(d.path().join("tables.list"), format!("{name}\n")).unwrap();
+        }
+        let files = |d: &tempfile::TempDir| StackFiles::of(d.path());
+        assert_eq!(StackFiles::difference(&files(&a), &files(&b)), None);
+        std::fs::write(a.path().join("tables.list.lock"), "").unwrap();
+        let d = StackFiles::difference(&files(&a), &files(&b)).unwrap();
+        assert!(d.contains("only ours has [\"tables.list.lock\"]"), "{d}");
+        let list = std::fs::read_to_string(b.path().join("tables.list")).unwrap();
+        std::fs::write(b.path().join("tables.list"), list.trim_end()).unwrap();
+        let d = StackFiles::difference(&files(&a), &files(&b)).unwrap();
+        assert!(d.starts_with("tables.list bytes differ"), "{d}");
+    }
 }

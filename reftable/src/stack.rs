@@ -576,7 +576,9 @@ impl Stack {
         self.sync_dir()?;
         self.reload()?;
         for t in &tables {
-            let _ = std::fs::remove_file(t.name());
+            if !defect!(CompactedTablesKept) {
+                let _ = std::fs::remove_file(t.name());
+            }
         }
         drop(table_locks);
         Ok(())
@@ -858,6 +860,9 @@ impl Addition<'_> {
         for n in self.stack.names.iter().chain(&self.new_tables) {
             content.push_str(n);
             content.push('\n');
+        }
+        if defect!(ListWithoutFinalNewline) {
+            content.pop();
         }
         self.stack.count_fsync();
         lock.write_contents(content.as_bytes(), self.stack.opts.fsync)?;

@@ -38,16 +38,24 @@ pub enum Defect {
     /// Stack: the directory is not synced after renames, so an acknowledged write can be
     /// lost to a power loss (only the power-loss check can show it).
     NoDirSync = 8,
+    /// Stack: an addition writes `tables.list` without its final newline (git 2.47 reads
+    /// such a list, later gits refuse it: only the list's bytes show it to 2.47).
+    ListWithoutFinalNewline = 9,
+    /// Stack: a compaction leaves the tables it replaced in the directory (no reader sees
+    /// them: only the directory's files show it).
+    CompactedTablesKept = 10,
 }
 
 impl Defect {
     /// Every real defect.
-    pub const ALL: [Defect; 5] = [
+    pub const ALL: [Defect; 7] = [
         Defect::RestartOffByOne,
         Defect::TombstoneIgnored,
         Defect::WrongUpdateIndex,
         Defect::DroppedReflogEntry,
         Defect::LostTzSign,
+        Defect::ListWithoutFinalNewline,
+        Defect::CompactedTablesKept,
     ];
 
     /// The defects only concurrent writers can see (the sequential gate cannot).
@@ -69,6 +77,8 @@ impl Defect {
             Defect::NoReloadUnderLock => "no-reload-under-lock",
             Defect::AfterCommitErrorReturned => "after-commit-error-returned",
             Defect::NoDirSync => "no-dir-sync",
+            Defect::ListWithoutFinalNewline => "list-without-final-newline",
+            Defect::CompactedTablesKept => "compacted-tables-kept",
         }
     }
 

@@ -202,9 +202,12 @@ pub(crate) fn txn(
 
 /// `update-ref --batch-updates` on `db`: the library has no batch mode, so each update goes
 /// through update-ref's parser check and the library's checks on its own (prepared and
-/// dropped: nothing is listed; the size of its records alone is not checked), and those that
-/// pass are one transaction. The rejected
+/// dropped: nothing is listed), and those that pass are one transaction. The rejected
 /// updates (index and refusal), or the refusal of the transaction of the others.
+///
+/// git writes one table for the whole batch. A record too large for the first block of an
+/// update's own table (after the file header) may fit a later block of the batch's, so such
+/// an update is rejected only when the batch's table cannot be written with it.
 pub(crate) fn batch(
     db: &mut RefDb,
     updates: &[Update],
@@ -214,25 +217,45 @@ pub(crate) fn batch(
     objects: &PoolObjects<'_>,
 ) -> Result<Vec<(usize, Refused)>, Refused> {
     let mut rejected = Vec::new();
-    let mut passed = Vec::new();
+    let (mut passed, mut too_large) = (Vec::new(), Vec::new());
     for (i, u) in updates.iter().enumerate() {
-        let one = std::slice::from_ref(u);
-        let checked = parser_check(one).and_then(|()| {
+        let checked = parser_check(std::slice::from_ref(u)).map_err(|r| (false, r));
+        let checked = checked.and_then(|()| {
             let upd = u.to_ref_update(message, create_reflog);
-            match db.prepare(std::slice::from_ref(&upd), committer, objects) {
-                // git writes one table for the whole batch, where a record that does not
-                // fit the first block (after the file header) may fit a later one: an entry
-                // too large for this update's table alone is not a check git makes of it.
-                Err(e) if e.kind() == reftable::ErrorKind::EntryTooBig => Ok(()),
-                r => r.map(drop).map_err(|e| our_refusal(&e)),
-            }
+            db.prepare(std::slice::from_ref(&upd), committer, objects)
+                .map(drop)
+                .map_err(|e| {
+                    (
+                        e.kind() == reftable::ErrorKind::EntryTooBig,
+                        our_refusal(&e),
+                    )
+                })
         });
         match checked {
-            Ok(()) => passed.push(u.clone()),
-            Err(r) => rejected.push((i, r)),
+            Ok(()) => passed.push(i),
+            Err((big, r)) => {
+                if big {
+                    too_large.push(i);
+                }
+                rejected.push((i, r));
+            }
         }
     }
-    txn(db, &passed, message, create_reflog, committer, objects)?;
+    // Records too large for their update's own table: the batch's table may hold them.
+    if !too_large.is_empty() {
+        let mut all = [passed.as_slice(), too_large.as_slice()].concat();
+        all.sort_unstable();
+        let upd: Vec<_> = all
+            .iter()
+            .map(|&i| updates[i].to_ref_update(message, create_reflog))
+            .collect();
+        if db.prepare(&upd, committer, objects).is_ok() {
+            rejected.retain(|(i, _)| !too_large.contains(i));
+            passed = all;
+        }
+    }
+    let kept: Vec<Update> = passed.iter().map(|&i| updates[i].clone()).collect();
+    txn(db, &kept, message, create_reflog, committer, objects)?;
     Ok(rejected)
 }
 

@@ -12,6 +12,7 @@ use crate::cases::executor::Executor;
 use crate::cases::ours;
 use crate::finding::divergence::Check;
 use crate::git::driver::BASE_TIME;
+use crate::git::messages;
 use crate::git::version::GitVersion;
 use crate::ops::{Op, Update, Value};
 use crate::setup::pool::PoolObjects;
@@ -65,10 +66,22 @@ impl Executor<'_> {
         // difference, so that it is not taken for a plain transaction's.
         if let (Err(g), Ok(())) = (&git_res, &ours_res) {
             self.count(Check::Verdict);
+            // The batch dies on its `fatal:` line; the `error:` lines before it are the
+            // rejected updates'.
+            let fatal: Vec<&str> = g
+                .message
+                .lines()
+                .filter(|l| l.starts_with("fatal: "))
+                .collect();
+            let (class, said) = match fatal.as_slice() {
+                [] => (g.class, g.message.trim().to_string()),
+                lines => {
+                    let said = lines.join("\n");
+                    (messages::classify(&said).or(g.class), said)
+                }
+            };
             let d = format!(
-                "--batch-updates: git failed the whole batch ({:?}): {}; ours committed it with {} of {} updates rejected",
-                g.class,
-                g.message.trim(),
+                "--batch-updates: git failed the whole batch ({class:?}): {said}; ours committed it with {} of {} updates rejected",
                 ours_said.len(),
                 updates.len()
             );

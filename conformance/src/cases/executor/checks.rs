@@ -1,4 +1,5 @@
-//! The state checks of a case: after every step, the tables byte for byte, our reader on
+//! The state checks of a case: after every step, the tables byte for byte (and the stack
+//! directory's files, `tables.list`'s bytes among them), our reader on
 //! git's stack, the model, the files-backend twin and git's own view of its stack; at the end
 //! of a case, git's reflogs and git reading a copy of our stack (git's other reads at the
 //! end are in `reads.rs`).
@@ -18,7 +19,7 @@ use crate::cases::outcome::Cost;
 
 use crate::model::SYMREF_READS;
 use crate::snapshot::{SValue, Snapshot};
-use crate::stack_files::{copy_dir, tables, tables_cached, Tables};
+use crate::stack_files::{copy_dir, tables, tables_cached, StackFiles, Tables};
 
 fn fingerprint(t: &Tables) -> u64 {
     let mut h = DefaultHasher::new();
@@ -141,6 +142,11 @@ impl Executor<'_> {
         }
         if let Some(d) = first_difference(&ours_tables, &theirs_tables) {
             self.diverge(Check::Bytes, "bytes differ", d);
+            return None;
+        }
+        let files = StackFiles::of(self.ours_dir.path());
+        if let Some(d) = StackFiles::difference(&files, &StackFiles::of(&git_stack)) {
+            self.diverge(Check::Bytes, "stack files differ", d);
             return None;
         }
         Some(theirs_tables)

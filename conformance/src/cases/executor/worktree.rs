@@ -29,7 +29,7 @@ use crate::model::{MEntry, MValue};
 use crate::ops::Update;
 use crate::setup::pool::PoolObjects;
 use crate::snapshot::{SValue, Snapshot};
-use crate::stack_files::{tables_cached, Tables};
+use crate::stack_files::{tables_cached, StackFiles, Tables};
 
 /// Whether two `for-each-ref` listings (`name oid peeled symref` lines) differ in the
 /// `%(symref)` field of symrefs alone (lines whose expected field names a ref).
@@ -182,6 +182,15 @@ impl Executor<'_> {
         let ours = tables_cached(&ours_stack, &mut self.table_cache);
         if let Some(d) = first_difference(&ours, &theirs) {
             self.diverge(Check::Bytes, "bytes differ", format!("worktree stack: {d}"));
+            return;
+        }
+        let files = StackFiles::of(&ours_stack);
+        if let Some(d) = StackFiles::difference(&files, &StackFiles::of(&git_stack)) {
+            self.diverge(
+                Check::Bytes,
+                "stack files differ",
+                format!("worktree stack: {d}"),
+            );
             return;
         }
         let common = tables_cached(
