@@ -182,7 +182,7 @@ fn aop() -> impl Strategy<Value = AOp> {
         1 => (0u8..3).prop_map(AOp::Pack),
         2 => (prop_oneof![4 => Just(0i8), 1 => -3i8..=-1, 1 => Just(1i8)], any::<u8>())
             .prop_map(|(d, v)| AOp::FillBlock(d, v)),
-        2 => (any::<u8>(), any::<u8>(), 0u8..6, proptest::bool::weighted(0.3), proptest::bool::weighted(0.3))
+        2 => (any::<u8>(), any::<u8>(), 0u8..6, proptest::bool::weighted(0.4), proptest::bool::weighted(0.4))
             .prop_map(|(a, b, shape, copy, force)| AOp::Branch(a, b, shape, copy, force)),
     ]
 }
@@ -530,9 +530,11 @@ impl Resolver {
             _ => return None,
         };
         let branches: Vec<&String> = model.refs.keys().filter(|k| k.starts_with(HEADS)).collect();
-        let old = match branches.get(a as usize % branches.len().max(1)) {
+        let old = match (branches.get(a as usize % branches.len().max(1)), &head) {
+            // One in four the checked-out branch, where it exists.
+            (_, Some(h)) if a % 4 == 3 && model.refs.contains_key(h) => h.clone(),
             // Now and then a name that may not exist.
-            Some(n) if a % 8 != 0 => (*n).clone(),
+            (Some(n), _) if a % 8 != 0 => (*n).clone(),
             _ => self.name(a),
         };
         let old_short = old.strip_prefix(HEADS)?.to_string();
@@ -541,10 +543,23 @@ impl Resolver {
                 .map(|k| self.name(i.wrapping_add(k as u8)))
                 .find(|n| n.starts_with(HEADS) && n != &old)
         };
+        // A forced command onto an existing branch one time in two (one without a reflog,
+        // where there is one: see above), a copy to an invalid name one time in four.
+        let shape = match shape {
+            _ if force && b % 2 == 0 => 6,
+            _ if copy && b % 4 == 3 => 3,
+            s => s,
+        };
+        let logless: Vec<&&String> = (branches.iter())
+            .filter(|n| !model.logs.contains_key(n.as_str()) && **n != &old)
+            .collect();
         let new_short = match shape {
             0 => format!("{old_short}/x"),
             1 => pool_branch(b)?.strip_prefix(HEADS)?.to_string(),
-            2 => branches
+            6 if !logless.is_empty() => logless[b as usize % logless.len()]
+                .strip_prefix(HEADS)?
+                .to_string(),
+            2 | 6 => branches
                 .get(b as usize % branches.len().max(1))?
                 .strip_prefix(HEADS)?
                 .to_string(),
@@ -1001,7 +1016,23 @@ impl Resolver {
             AUpdate::Update(n, v, o) => self.update_with_old(n, v, o, model, null),
             AUpdate::Delete(n, o) => self.delete(n, o, model, null),
             AUpdate::Verify(n, o) => {
-                let name = self.name(n);
+                let current = matches!(o, OldSpec::Current);
+                let name = if current {
+                    self.symref_pick(model, n)
+                } else {
+                    self.name(n)
+                };
+                // Of a symref, expecting its target: `symref-verify` (no-deref).
+                if let (true, true, Some(MValue::Symref(t))) =
+                    (current, self.symref_commands, model.refs.get(&name))
+                {
+                    return Update {
+                        refname: name,
+                        new: None,
+                        old: Some(Value::Symref(t.clone())),
+                        no_deref: true,
+                    };
+                }
                 let old = self.old(o, model, &name, null).or(Some(Value::oid(null)));
                 Update {
                     refname: name,
@@ -1089,10 +1120,23 @@ impl Resolver {
         }
     }
 
+    /// For an odd pick one of the model's symrefs among the pool's names (so that
+    /// `symref-delete` and `symref-verify` find one), else the pool's name `n`.
+    fn symref_pick(&self, model: &Model, n: u8) -> String {
+        let symrefs: Vec<&String> = (model.refs.iter())
+            .filter(|(k, v)| matches!(v, MValue::Symref(_)) && self.names.contains(k))
+            .map(|(k, _)| k)
+            .collect();
+        match symrefs.get(n as usize / 2 % symrefs.len().max(1)) {
+            Some(s) if n % 2 == 1 => (*s).clone(),
+            _ => self.name(n),
+        }
+    }
+
     /// [`AUpdate::SymrefDelete`]: `symref-delete`, expecting the current target when
     /// `check` and the ref is a symref.
     fn symref_delete(&self, n: u8, check: bool, model: &Model, null: &ObjectId) -> Update {
-        let name = self.name(n);
+        let name = self.symref_pick(model, n);
         let old = if check {
             match self.current(model, &name) {
                 Some(Value::Symref(t)) => Some(Value::Symref(t)),
@@ -1165,6 +1209,8 @@ impl Resolver {
         };
         let refname = match with_log {
             Some(name) if n % 2 == 0 => name.clone(),
+            // One `--updateref` in two of `HEAD`, usually a symref.
+            _ if n % 8 == 5 => "HEAD".to_string(),
             _ => self.name(n),
         };
         Op::ReflogExpire {

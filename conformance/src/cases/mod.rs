@@ -16,4 +16,5 @@ pub mod ours;
 pub mod outcome;
 pub mod twin;
 pub mod unreachable;
+pub mod variants;
 pub mod verdict;

@@ -45,6 +45,9 @@ pub struct CaseResult {
     /// Operations by kind (`txn`, `branch -m`, ...): how many ran and how many git accepted.
     #[serde(default)]
     pub kinds: BTreeMap<String, [u64; 2]>,
+    /// The variants of operations the case drew ([`crate::cases::variants`]), with how often.
+    #[serde(default)]
+    pub variants: crate::cases::variants::Drawn,
     /// End-of-case probes whose scenario could not be set up on the case's final state, by
     /// probe.
     #[serde(default)]

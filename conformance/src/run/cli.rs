@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// Leave out the small concurrent round the default run ends with.
     #[arg(long, conflicts_with = "concurrent")]
     pub no_concurrent: bool,
+    /// Fail (exit 1) when a variant of an operation that the git has was never drawn (see
+    /// the report's variant table): the check that the generator still reaches them all.
+    #[arg(long)]
+    pub require_variants: bool,
     #[command(flatten)]
     pub writers: WriterArgs,
 }
@@ -78,6 +82,8 @@ pub struct RunOutcome {
     pub report: Report,
     /// Whether the concurrent round (if one ran) was clean.
     pub concurrent_clean: bool,
+    /// Whether a variant never drawn fails the run (`--require-variants`).
+    pub require_variants: bool,
 }
 
 /// `conformance run`: the exit status, or why the run could not be made.
@@ -132,6 +138,7 @@ pub fn main(args: &RunArgs) -> Result<i32, String> {
     let outcome = RunOutcome {
         report,
         concurrent_clean,
+        require_variants: args.require_variants,
     };
     finish(&outcome, &args.outputs, &known)
 }
@@ -163,8 +170,17 @@ impl ModeReport for RunOutcome {
 
     fn failed(&self) -> bool {
         let r = &self.report;
-        r.unexpected_divergences > 0 || r.stale_expected > 0 || !self.concurrent_clean
+        let undrawn = self.require_variants && r.gits.iter().any(|g| !never_drawn(g).is_empty());
+        r.unexpected_divergences > 0 || r.stale_expected > 0 || !self.concurrent_clean || undrawn
     }
+}
+
+/// The variants a run should have drawn on git `g` that it did not.
+fn never_drawn(g: &crate::run::report::GitSection) -> Vec<String> {
+    g.profile
+        .as_ref()
+        .map(|p| crate::cases::variants::never_drawn(&p.features, &g.variants))
+        .unwrap_or_default()
 }
 
 /// One env per `--git` (the default git when none is given).
@@ -211,6 +227,16 @@ fn run_lines(r: &Report) -> Vec<String> {
         lines.push(format!(
             "  operations run/accepted by git: {}",
             kinds.join(", ")
+        ));
+        let never = never_drawn(g);
+        lines.push(format!(
+            "  variants: {} drawn{}",
+            g.variants.len(),
+            if never.is_empty() {
+                ", every one the generator should reach".to_string()
+            } else {
+                format!("; never drawn: {}", never.join("; "))
+            }
         ));
     }
     for d in &r.git_defects {

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::cases::variants;
+
 use serde::Serialize;
 
 use crate::finding::divergence::Check;
@@ -133,6 +135,9 @@ pub struct GitSection {
     pub stale_expected: Vec<String>,
     /// Operations by kind: how many ran and how many git accepted.
     pub kinds: BTreeMap<String, [u64; 2]>,
+    /// The variants of operations drawn ([`crate::cases::variants`]), with how often.
+    #[serde(default)]
+    pub variants: BTreeMap<String, u64>,
     /// The concurrent round on this git.
     pub concurrent: Option<crate::concurrent::ConcurrentReport>,
 }
@@ -219,6 +224,7 @@ impl Report {
         self.md_summary(&mut s);
         self.md_git_table(&mut s);
         self.md_kinds(&mut s);
+        self.md_variants(&mut s);
         self.md_concurrent(&mut s);
         for g in &self.gits {
             md_git_section(&mut s, g);
@@ -268,6 +274,33 @@ impl Report {
                 g.expected_divergences,
                 g.stale_expected.len()
             ));
+        }
+    }
+
+    /// Per git, the variants drawn, those never drawn, and what no operation drives yet.
+    fn md_variants(&self, s: &mut String) {
+        for g in &self.gits {
+            let Some(p) = &g.profile else { continue };
+            let every = variants::every(&p.features);
+            let never = variants::never_drawn(&p.features, &g.variants);
+            s.push_str(&format!(
+                "\nVariants on git {}: {} of {} drawn{}.\n\n| variant | drawn |\n|---|---|\n",
+                g.version,
+                every.len() - never.len(),
+                every.len(),
+                if never.is_empty() {
+                    String::new()
+                } else {
+                    format!("; never drawn: {}", never.join("; "))
+                }
+            ));
+            for (label, n) in &g.variants {
+                s.push_str(&format!("| {label} | {n} |\n"));
+            }
+        }
+        s.push_str("\nWhat git does to refs that no operation of the gate drives yet:\n\n");
+        for x in variants::NOT_DRIVEN {
+            s.push_str(&format!("- {x}\n"));
         }
     }
 

@@ -346,6 +346,9 @@ fn record_case(
     for (probe, n) in &result.probes_skipped {
         *sec.probes_skipped.entry(probe.clone()).or_default() += n;
     }
+    for (label, n) in &result.variants {
+        *sec.variants.entry(label.clone()).or_default() += n;
+    }
     sec.unexpected_divergences += unexpected as u64;
     sec.expected_divergences += (records.len() - unexpected) as u64;
     add_comparisons(&mut sec.comparisons, &result.comparisons);

@@ -249,6 +249,9 @@ impl<'e> Executor<'e> {
 
     /// Run one operation on every implementation, then check.
     pub fn step(&mut self, op: Op) {
+        for label in crate::cases::variants::of(&op, &self.model) {
+            *self.result.variants.entry(label).or_default() += 1;
+        }
         self.result.ops.push(op.clone());
         self.touched = op.touched_refs();
         if let Some((message, create_reflog)) = op.clocked() {
