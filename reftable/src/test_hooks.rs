@@ -7,6 +7,8 @@
 //!   the whole process.
 //! - [`CrashPoint`]s are the steps of a stack write where a crash test aborts the process:
 //!   the one named by the `REFTABLE_CRASH_AT` environment variable (read once) aborts.
+//!   [`at`] instead runs a closure there, once, on the thread that reaches it: the way an
+//!   ordering test puts a second writer's step between two of the first one's.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
@@ -162,8 +164,36 @@ impl CrashPoint {
     }
 }
 
-/// Abort the process if `REFTABLE_CRASH_AT` names `point`.
+/// A step to run when this thread reaches a crash point.
+type Interleaved = (CrashPoint, Box<dyn FnOnce()>);
+
+thread_local! {
+    static AT: std::cell::RefCell<Vec<Interleaved>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `step` the next time this thread reaches `point` (once; the hooks of other threads
+/// are their own). `step` may write to the same stack through another [`crate::Stack`]:
+/// the hook is taken off before it runs, so the crash points it passes run no hook of its.
+pub fn at(point: CrashPoint, step: impl FnOnce() + 'static) {
+    AT.with(|a| a.borrow_mut().push((point, Box::new(step))));
+}
+
+/// Whether a step given to [`at`] is still waiting for its point on this thread (and drop
+/// them all): an ordering test asserts that its point was reached.
+pub fn take_unreached() -> Vec<CrashPoint> {
+    AT.with(|a| a.borrow_mut().drain(..).map(|(p, _)| p).collect())
+}
+
+/// Abort the process if `REFTABLE_CRASH_AT` names `point`; run a step [`at`] gave for it.
 pub(crate) fn crash_at(point: CrashPoint) {
+    let due = AT.with(|a| {
+        let mut a = a.borrow_mut();
+        let i = a.iter().position(|(p, _)| *p == point)?;
+        Some(a.remove(i).1)
+    });
+    if let Some(step) = due {
+        step();
+    }
     static ARMED: OnceLock<Option<CrashPoint>> = OnceLock::new();
     let armed = ARMED.get_or_init(|| {
         std::env::var("REFTABLE_CRASH_AT")
