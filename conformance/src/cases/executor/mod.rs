@@ -283,7 +283,11 @@ impl<'e> Executor<'e> {
         if c.model_not_applicable {
             self.result.model_not_applicable += 1;
         }
-        if let Some(f) = c.mismatch {
+        if let Some(mut f) = c.mismatch {
+            // A message the wording table does not know is named with its command.
+            if f.class == "unclassified git message" {
+                f.detail = format!("{} (git {})", f.detail, op.kind());
+            }
             self.diverge(f.check, f.class, f.detail);
             return;
         }
