@@ -40,15 +40,14 @@ pub fn run(o: &Options) -> CliResult {
         let t = Table::open(&o.table)?;
         let info = *t.info();
         let block_size = o.block_size.unwrap_or(info.block_size);
-        let opts = WriteOptions {
-            block_size,
-            restart_interval: o.restart_interval,
-            index_objects: o.index_objects,
-            // A header block size of 0 means an unaligned table.
-            unpadded: block_size == 0,
-            hash: info.hash,
-            exact_log_message: true,
-        };
+        // A header block size of 0 means an unaligned table.
+        let opts = WriteOptions::default()
+            .block_size(block_size)
+            .restart_interval(o.restart_interval)
+            .index_objects(o.index_objects)
+            .unpadded(block_size == 0)
+            .hash(info.hash)
+            .exact_log_message(true);
         let mut w =
             Writer::try_new(Vec::new(), opts).map_err(|e| CliError::usage(format!("{e:#}")))?;
         w.set_limits(info.min_update_index, info.max_update_index)

@@ -35,15 +35,12 @@ fn committer() -> Committer {
 fn open(dir: &Path, auto: bool) -> RefDb {
     RefDb::open(
         dir,
-        RefDbOptions {
-            stack: StackOptions {
-                auto_compaction: auto,
-                lock_timeout: Some(Duration::from_secs(20)),
-                fsync: false,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
+        RefDbOptions::default().stack(
+            StackOptions::default()
+                .auto_compaction(auto)
+                .lock_timeout(Some(Duration::from_secs(20)))
+                .fsync(false),
+        ),
     )
     .expect("open stack")
 }

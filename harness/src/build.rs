@@ -233,10 +233,7 @@ mod tests {
             .map(|i| fref(&format!("refs/heads/{i:03}"), 0, i))
             .collect();
         for block_size in [64, 100, 256] {
-            let opts = WriteOptions {
-                block_size,
-                ..Default::default()
-            };
+            let opts = WriteOptions::default().block_size(block_size);
             let recs = TableRecords::new(1, 1, &refs, &[], &opts);
             if let Ok((bytes, _)) = recs.write(opts, false) {
                 assert!(bytes.len() as u64 <= recs.size_bound(&opts));

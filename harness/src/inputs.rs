@@ -209,14 +209,15 @@ impl<'a> Arbitrary<'a> for FuzzOptions {
         } else {
             HashId::Sha1
         };
-        Ok(FuzzOptions(WriteOptions {
-            block_size,
-            restart_interval,
-            index_objects: u.arbitrary()?,
-            unpadded: u.ratio(1u8, 4)?,
-            hash,
-            exact_log_message: u.ratio(1u8, 4)?,
-        }))
+        Ok(FuzzOptions(
+            WriteOptions::default()
+                .block_size(block_size)
+                .restart_interval(restart_interval)
+                .index_objects(u.arbitrary()?)
+                .unpadded(u.ratio(1u8, 4)?)
+                .hash(hash)
+                .exact_log_message(u.ratio(1u8, 4)?),
+        ))
     }
 }
 

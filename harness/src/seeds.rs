@@ -146,12 +146,10 @@ pub fn synthetic_tables() -> Vec<Vec<u8>> {
         (96, 40, 0, HashId::Sha256),
         (160, 80, 30, HashId::Sha1),
     ] {
-        let opts = WriteOptions {
-            block_size,
-            restart_interval: 2,
-            hash,
-            ..Default::default()
-        };
+        let opts = WriteOptions::default()
+            .block_size(block_size)
+            .restart_interval(2)
+            .hash(hash);
         let mut w = Writer::new(Vec::new(), opts);
         w.set_limits(1, 2).expect("limits");
         let id = |i: usize| ObjectId::from_bytes(&vec![(i % 5) as u8; hash.size()]).expect("id");

@@ -26,11 +26,7 @@ fn name(i: usize) -> Vec<u8> {
 /// across tables and the merge has shadowed records to drop).
 fn stack(n: usize, tables: usize) -> (tempfile::TempDir, Stack) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = StackOptions {
-        auto_compaction: false,
-        fsync: false,
-        ..StackOptions::default()
-    };
+    let opts = StackOptions::default().auto_compaction(false).fsync(false);
     let mut st = Stack::open(dir.path(), opts).expect("open");
     for t in 0..tables {
         st.add(|w, ui| {

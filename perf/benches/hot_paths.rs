@@ -61,11 +61,7 @@ fn bench(c: &mut Criterion) {
     }
     // Compaction: a stack of 16 tables of 4,096 refs each (a quarter of them deleted in
     // the newest tables), compacted into one.
-    let opts = StackOptions {
-        auto_compaction: false,
-        fsync: false,
-        ..StackOptions::default()
-    };
+    let opts = StackOptions::default().auto_compaction(false).fsync(false);
     g.throughput(Throughput::Elements(16 * 4096));
     g.bench_function("compact_all_16x4096", |b| {
         b.iter_with_setup(

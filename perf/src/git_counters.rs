@@ -529,15 +529,9 @@ impl OursRun {
         );
         RefDb::open(
             dir,
-            RefDbOptions {
-                // The library's defaults (fsync on), as a user gets them; git syncs reftables
-                // only when `core.fsync` names references, which its default does not.
-                stack: StackOptions {
-                    auto_compaction: auto,
-                    ..StackOptions::default()
-                },
-                ..RefDbOptions::default()
-            },
+            // The library's defaults (fsync on), as a user gets them; git syncs reftables
+            // only when `core.fsync` names references, which its default does not.
+            RefDbOptions::default().stack(StackOptions::default().auto_compaction(auto)),
         )
     }
 
@@ -594,27 +588,33 @@ impl OursRun {
     ) -> reftable::Result<()> {
         let (me, commit, tag) = (&self.me, self.commit, self.tag);
         match self.scenario {
-            GitScenario::CreateTags => db.transaction(
-                &creations("refs/tags/t-", n, &|_| commit),
-                me,
-                &AssumeCommits,
-            )?,
-            GitScenario::CreateHeads => db.transaction(
-                &creations("refs/heads/b-", n, &|_| commit),
-                me,
-                &AssumeCommits,
-            )?,
-            GitScenario::CreatePreexisting => db.transaction(
-                &creations("refs/tags/n-", n, &|i| {
-                    if i % 2 == 0 {
-                        tag
-                    } else {
-                        commit
-                    }
-                }),
-                me,
-                &AssumeCommits,
-            )?,
+            GitScenario::CreateTags => db
+                .transaction(
+                    &creations("refs/tags/t-", n, &|_| commit),
+                    me,
+                    &AssumeCommits,
+                )
+                .map(drop)?,
+            GitScenario::CreateHeads => db
+                .transaction(
+                    &creations("refs/heads/b-", n, &|_| commit),
+                    me,
+                    &AssumeCommits,
+                )
+                .map(drop)?,
+            GitScenario::CreatePreexisting => db
+                .transaction(
+                    &creations("refs/tags/n-", n, &|i| {
+                        if i % 2 == 0 {
+                            tag
+                        } else {
+                            commit
+                        }
+                    }),
+                    me,
+                    &AssumeCommits,
+                )
+                .map(drop)?,
             GitScenario::ForEachRef | GitScenario::ForEachRefNoSort => {
                 let mut it = db.refs()?;
                 while it.next_record()?.is_some() {}
@@ -631,11 +631,13 @@ impl OursRun {
                     ledger.settle(db.stack());
                 }
             }
-            GitScenario::P1401 => db.transaction(
-                &creations("refs/tags/tag-", n, &|_| commit),
-                me,
-                &AssumeCommits,
-            )?,
+            GitScenario::P1401 => db
+                .transaction(
+                    &creations("refs/tags/tag-", n, &|_| commit),
+                    me,
+                    &AssumeCommits,
+                )
+                .map(drop)?,
             GitScenario::MigrateToReftable => {
                 let refs = reftable::refdb::FilesRefs::read(files, reftable::HashId::Sha1)?;
                 db.import(&refs, &AssumeCommits)?;

@@ -66,12 +66,10 @@ impl Config {
     }
 
     fn stack_options(&self) -> StackOptions {
-        StackOptions {
-            fsync: false,
-            auto_compaction: false,
-            suppress_deletions: self.suppress_deletions,
-            ..StackOptions::default()
-        }
+        StackOptions::default()
+            .fsync(false)
+            .auto_compaction(false)
+            .suppress_deletions(self.suppress_deletions)
     }
 }
 
@@ -365,29 +363,28 @@ fn open(cfg: Config) -> Result<(tempfile::TempDir, RefDb)> {
     let dir = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "create temp dir"))?;
     let db = RefDb::open(
         dir.path(),
-        RefDbOptions {
-            stack: cfg.stack_options(),
-            ..RefDbOptions::default()
-        },
+        RefDbOptions::default().stack(cfg.stack_options()),
     )?;
     Ok((dir, db))
 }
 
 /// Write one table with `refs` (sorted by the caller) and `logs` (sorted by the caller).
 fn add_table(stack: &mut Stack, refs: &[(Vec<u8>, RefValue)], logs: &[LogRecord]) -> Result<()> {
-    stack.add(|w, ui| {
-        w.set_limits(ui, ui)?;
-        for (name, v) in refs {
-            w.add_ref(&RefRecord::new(name.clone(), ui, v.clone()))?;
-        }
-        for l in logs {
-            w.add_log(&LogRecord {
-                update_index: ui,
-                ..l.clone()
-            })?;
-        }
-        Ok(())
-    })
+    stack
+        .add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            for (name, v) in refs {
+                w.add_ref(&RefRecord::new(name.clone(), ui, v.clone()))?;
+            }
+            for l in logs {
+                w.add_log(&LogRecord {
+                    update_index: ui,
+                    ..l.clone()
+                })?;
+            }
+            Ok(())
+        })
+        .map(drop)
 }
 
 /// Run `op` and measure it with a ledger over the stack's tables; `seeks` are the seeks
@@ -661,13 +658,12 @@ fn auto_compaction(n: usize, cfg: Config) -> Result<Point> {
     }
     let seconds = t.elapsed().as_secs_f64();
     let written = db.stack().compaction_stats().entries_written;
+    let mut stats = ledger.stats(db.stack()).since(before);
+    stats.entries_written = written;
     Ok(Point {
         n,
         ops: n as u64,
-        stats: Stats {
-            entries_written: written,
-            ..ledger.stats(db.stack()).since(before)
-        },
+        stats,
         seek: Stats::default(),
         entries_written: written,
         tables: max_tables,

@@ -72,6 +72,24 @@ macro_rules! crash_point {
     };
 }
 
+/// `setters!(Type { field: Ty, ... })`: a method per public field that returns the options
+/// with that field set, so that options marked `#[non_exhaustive]` (to which a new field is
+/// not a breaking change) are built outside the crate as `Type::default().field(value)`.
+macro_rules! setters {
+    ($ty:ident { $($field:ident: $fty:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("These options with `", stringify!($field), "` set to `value` (see the field).")]
+                #[must_use]
+                pub fn $field(mut self, value: $fty) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
 /// `defect!(LostTzSign)`: whether that planted defect is switched on; the constant `false`
 /// unless built with `--cfg reftable_test_hooks`.
 macro_rules! defect {
@@ -131,7 +149,7 @@ pub use error::{Error, ErrorKind, RefState, Refusal, Result};
 pub use hash::{HashId, ObjectId};
 pub use merged::MergedTable;
 pub use refdb::{Committer, RefDb, RefDbOptions, RefUpdate};
-pub use stack::{Stack, StackOptions};
+pub use stack::{Committed, Outdated, Stack, StackOptions};
 pub use stack_reader::StackReader;
 pub use stats::Stats;
 pub use table::Table;

@@ -24,8 +24,19 @@ use crate::writer::{WriteOptions, Writer};
 /// The writer handed to the callbacks that write a table into a stack.
 pub type TableWriter = Writer<BufWriter<File>>;
 
-/// Options of a stack.
+/// Options of a stack. New options may come in a minor release: build them from the
+/// defaults with the method of each field.
+///
+/// ```
+/// use reftable::{StackOptions, WriteOptions};
+///
+/// let opts = StackOptions::default()
+///     .fsync(false)
+///     .write(WriteOptions::default().block_size(1024));
+/// assert_eq!((opts.fsync, opts.write.block_size), (false, 1024));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StackOptions {
     /// Options of the tables the stack writes (including the hash of the stack).
     pub write: WriteOptions,
@@ -45,6 +56,16 @@ pub struct StackOptions {
     /// quadratic bug, fixed by commit 146a946321). For comparisons and complexity tests.
     pub suppress_deletions: bool,
 }
+
+setters!(StackOptions {
+    write: WriteOptions,
+    auto_compaction: bool,
+    geometric_factor: u8,
+    lock_timeout: Option<Duration>,
+    default_permissions: Option<u32>,
+    fsync: bool,
+    suppress_deletions: bool,
+});
 
 impl Default for StackOptions {
     fn default() -> Self {
@@ -87,6 +108,7 @@ impl LogExpiry {
 
 /// Counters of compaction work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CompactionStats {
     /// Compactions attempted.
     pub attempts: u64,
@@ -123,9 +145,6 @@ pub struct Stack {
     /// identities (git's fix 4f36b8597c), with its device and inode.
     list_pin: Option<ListPin>,
     compaction: CompactionStats,
-    /// Why the reload or auto-compaction after the last committed addition failed, if it
-    /// did (the addition itself is in the stack).
-    after_commit: Option<Error>,
     /// Counters of tables that left the stack (so stats never go back).
     retired: Stats,
     /// The stack's own counters (tables opened, `tables.list` reads) and those of every
@@ -208,7 +227,6 @@ impl Stack {
             merged: MergedTable::new(Vec::new(), opts.hash())?,
             list_pin: None,
             compaction: CompactionStats::default(),
-            after_commit: None,
             retired: Stats::default(),
             own: Arc::default(),
         };
@@ -259,31 +277,6 @@ impl Stack {
     /// Compaction counters.
     pub fn compaction_stats(&self) -> CompactionStats {
         self.compaction
-    }
-
-    /// Why the work after the last committed addition failed, if it did: the reload of the
-    /// stack or its auto-compaction. The addition is in the stack all the same (its
-    /// `tables.list` was in place before), so the commit reported success; this is the
-    /// warning a caller may want to show or log. Cleared by the next commit.
-    ///
-    /// ```
-    /// # fn main() -> reftable::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// use reftable::{RefRecord, RefValue, Stack, StackOptions};
-    /// let mut stack = Stack::open(dir.path(), StackOptions::default())?;
-    /// let head = RefValue::Symref(b"refs/heads/main".to_vec());
-    /// stack.add(|w, update_index| {
-    ///     w.set_limits(update_index, update_index)?;
-    ///     w.add_ref(&RefRecord::new("HEAD", update_index, head))
-    /// })?;
-    /// if let Some(e) = stack.after_commit_error() {
-    ///     eprintln!("warning: committed, but {e:#}");
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn after_commit_error(&self) -> Option<&Error> {
-        self.after_commit.as_ref()
     }
 
     /// Counters of all reads through the loaded tables and those that left the stack, the
@@ -446,12 +439,12 @@ impl Stack {
         Ok(lock)
     }
 
-    /// Start an addition: lock `tables.list` and check the stack is up to date (reloading it
-    /// when `reload_if_outdated`, else failing with [`ErrorKind::Outdated`]).
-    pub fn new_addition(&mut self, reload_if_outdated: bool) -> Result<Addition<'_>> {
+    /// Start an addition: lock `tables.list` and check the stack is up to date; when it is
+    /// not, reload it or fail with [`ErrorKind::Outdated`], as `outdated` says.
+    pub fn new_addition(&mut self, outdated: Outdated) -> Result<Addition<'_>> {
         let lock = self.lock_list()?;
         if !planted!(NoReloadUnderLock, self.is_up_to_date()?, true) {
-            if reload_if_outdated {
+            if outdated == Outdated::Reload {
                 self.reload()?;
             } else {
                 return Err(Error::new(
@@ -474,11 +467,11 @@ impl Stack {
     /// Add one table written by `write` (which gets the writer and the next update index)
     /// in one addition; auto-compacts afterwards unless disabled. Fails with
     /// [`ErrorKind::Outdated`] when the stack changed on disk.
-    pub fn add<F>(&mut self, write: F) -> Result<()>
+    pub fn add<F>(&mut self, write: F) -> Result<Committed>
     where
         F: FnOnce(&mut TableWriter, u64) -> Result<()>,
     {
-        let mut add = self.new_addition(false)?;
+        let mut add = self.new_addition(Outdated::Fail)?;
         add.add_table(write)?;
         add.commit()
     }
@@ -796,6 +789,44 @@ fn tables_list_content(
     content
 }
 
+/// What [`Stack::new_addition`] does when the stack changed on disk since it was loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outdated {
+    /// Reload it under the lock and add on top of what is there now (git's ref backend,
+    /// whose transactions check their old values against the reloaded stack).
+    Reload,
+    /// Fail with [`ErrorKind::Outdated`]: the caller decided what to write from the stack
+    /// it loaded (git's `reftable_stack_add`).
+    Fail,
+}
+
+/// What a committed addition did: its tables are in the stack. The work after the commit
+/// point (the reload, auto-compaction) may have failed all the same: that is a warning to
+/// show or log, not a failure of the commit.
+///
+/// ```
+/// # fn main() -> reftable::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// use reftable::{RefRecord, RefValue, Stack, StackOptions};
+/// let mut stack = Stack::open(dir.path(), StackOptions::default())?;
+/// let head = RefValue::Symref(b"refs/heads/main".to_vec());
+/// let committed = stack.add(|w, update_index| {
+///     w.set_limits(update_index, update_index)?;
+///     w.add_ref(&RefRecord::new("HEAD", update_index, head))
+/// })?;
+/// if let Some(e) = &committed.warning {
+///     eprintln!("warning: committed, but {e:#}");
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Committed {
+    /// Why the reload or the auto-compaction after the commit failed, if it did.
+    pub warning: Option<Error>,
+}
+
 /// An addition in progress: holds `tables.list.lock` until committed or dropped. Dropping it
 /// without [`Addition::commit`] deletes the tables it wrote and releases the lock.
 #[derive(Debug)]
@@ -845,16 +876,15 @@ impl Addition<'_> {
 
     /// Publish the new tables in `tables.list`, reload, and auto-compact unless disabled.
     /// Succeeds once `tables.list` names the new tables: a failure of the reload or of the
-    /// auto-compaction after that is kept for [`Stack::after_commit_error`] (git 2.45 to
-    /// master report such a compaction failure as the failure of the update, which is
-    /// committed all the same).
-    pub fn commit(mut self) -> Result<()> {
+    /// auto-compaction after that is the [`Committed::warning`] (git 2.45 to master report
+    /// such a compaction failure as the failure of the update, which is committed all the
+    /// same).
+    pub fn commit(mut self) -> Result<Committed> {
         let Some(mut lock) = self.lock.take() else {
             return Err(Error::api("addition already committed"));
         };
-        self.stack.after_commit = None;
         if self.new_tables.is_empty() {
-            return Ok(());
+            return Ok(Committed { warning: None });
         }
         let mut content = String::new();
         for n in self.stack.names.iter().chain(&self.new_tables) {
@@ -870,14 +900,15 @@ impl Addition<'_> {
         lock.commit()?;
         crash_point!(CommitListRenamed);
         self.new_tables.clear();
-        // The addition is committed: what follows cannot undo it, so its failure is kept
-        // for `Stack::after_commit_error` rather than reported as the commit's.
+        // The addition is committed: what follows cannot undo it, so its failure is a
+        // warning of the commit rather than the commit's failure.
         let after = self.after_commit();
         if planted!(AfterCommitErrorReturned, false, after.is_err()) {
-            return after;
+            return after.map(|()| Committed { warning: None });
         }
-        self.stack.after_commit = after.err();
-        Ok(())
+        Ok(Committed {
+            warning: after.err(),
+        })
     }
 
     /// Sync the directory that holds the new `tables.list` (with `fsync` on), reload the

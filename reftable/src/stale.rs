@@ -43,6 +43,7 @@ pub enum KeptBecause {
 
 /// What [`remove_stale`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StaleReport {
     /// Removed (or, in a dry run, to be removed).
     pub removed: Vec<PathBuf>,

@@ -11,11 +11,13 @@ use std::ops::AddAssign;
 /// ```
 /// let mut a = reftable::Stats::default();
 /// a.records_decoded += 3;
-/// let b = reftable::Stats { blocks_read: 1, ..Default::default() };
+/// let mut b = reftable::Stats::default();
+/// b.blocks_read = 1;
 /// a += b;
 /// assert_eq!((a.records_decoded, a.blocks_read), (3, 1));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Stats {
     /// Records decoded from blocks (including index records and records skipped by seeks).
     pub records_decoded: u64,
@@ -49,11 +51,12 @@ impl Stats {
     /// baselines).
     ///
     /// ```
-    /// let s = reftable::Stats { blocks_read: 2, ..Default::default() };
+    /// let mut s = reftable::Stats::default();
+    /// s.blocks_read = 2;
     /// assert!(s.counters().contains(&("blocks_read", 2)));
     /// ```
-    pub fn counters(&self) -> [(&'static str, u64); 11] {
-        [
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
             ("records_decoded", self.records_decoded),
             ("blocks_read", self.blocks_read),
             ("blocks_inflated", self.blocks_inflated),
@@ -71,8 +74,8 @@ impl Stats {
     /// What was counted since `before` (each counter, saturating at 0).
     ///
     /// ```
-    /// let before = reftable::Stats { records_decoded: 5, ..Default::default() };
-    /// let after = reftable::Stats { records_decoded: 8, ..Default::default() };
+    /// let (mut before, mut after) = (reftable::Stats::default(), reftable::Stats::default());
+    /// (before.records_decoded, after.records_decoded) = (5, 8);
     /// assert_eq!(after.since(before).records_decoded, 3);
     /// ```
     pub fn since(self, before: Stats) -> Stats {

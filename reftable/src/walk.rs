@@ -139,6 +139,7 @@ impl Iterator for BlockWalk {
 
 /// One decoded record and where it is.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct DecodedRecord<'a, R> {
     /// Offset of the record within the block (from the block start; inflated for log blocks).
     pub offset: usize,

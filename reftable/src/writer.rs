@@ -29,8 +29,17 @@ use crate::codec::record::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{HashId, ObjectId};
 
-/// Options of a table writer. The defaults are git's.
+/// Options of a table writer. The defaults are git's. New options may come in a minor
+/// release: build them from the defaults with the method of each field.
+///
+/// ```
+/// use reftable::{HashId, WriteOptions};
+///
+/// let opts = WriteOptions::default().hash(HashId::Sha256).restart_interval(3);
+/// assert_eq!((opts.hash, opts.restart_interval), (HashId::Sha256, 3));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Block size in bytes; 0 means 4096. At most [`MAX_BLOCK_SIZE`].
     pub block_size: u32,
@@ -45,6 +54,15 @@ pub struct WriteOptions {
     /// Store log messages as given instead of normalizing them to one line ending in `\n`.
     pub exact_log_message: bool,
 }
+
+setters!(WriteOptions {
+    block_size: u32,
+    restart_interval: u16,
+    index_objects: bool,
+    unpadded: bool,
+    hash: HashId,
+    exact_log_message: bool,
+});
 
 impl Default for WriteOptions {
     fn default() -> Self {
@@ -79,6 +97,7 @@ impl WriteOptions {
 
 /// Per-section counts of what a writer wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SectionStats {
     /// Records written.
     pub entries: u64,
@@ -98,6 +117,7 @@ pub struct SectionStats {
 
 /// What a writer wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriterStats {
     /// The ref section.
     pub refs: SectionStats,

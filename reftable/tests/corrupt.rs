@@ -108,10 +108,7 @@ fn header_and_footer() {
     set_footer_field(&mut b, 1, (obj | 1 << 5) & !31);
     expect(b, ErrorKind::Format, "obj section with obj_id_len 0");
     // SHA-256 table with an unknown hash id in header and footer.
-    let mut b = base_table(WriteOptions {
-        hash: HashId::Sha256,
-        ..Default::default()
-    });
+    let mut b = base_table(WriteOptions::default().hash(HashId::Sha256));
     let n = b.len();
     b[24] = b'x';
     b[n - 72 + 24] = b'x';
@@ -262,13 +259,7 @@ fn section_offsets_past_the_table() {
 /// 100 refs in 256-byte blocks: a table with a ref index. Its bytes and the offset of the
 /// index root.
 fn indexed_table() -> (Vec<u8>, usize) {
-    let mut w = Writer::new(
-        Vec::new(),
-        WriteOptions {
-            block_size: 256,
-            ..Default::default()
-        },
-    );
+    let mut w = Writer::new(Vec::new(), WriteOptions::default().block_size(256));
     w.set_limits(1, 1).unwrap();
     for i in 0..100 {
         w.add_ref(&RefRecord::new(
@@ -388,22 +379,13 @@ fn api_misuse() {
         ErrorKind::Api
     );
     // Block size above 16 MiB.
-    let opts = WriteOptions {
-        block_size: 1 << 24,
-        ..Default::default()
-    };
+    let opts = WriteOptions::default().block_size(1 << 24);
     assert_eq!(
         Writer::try_new(Vec::new(), opts).err().unwrap().kind(),
         ErrorKind::Api
     );
     // A record larger than a block (git's log_overflow: 255-byte message, 256-byte blocks).
-    let mut w = Writer::new(
-        Vec::new(),
-        WriteOptions {
-            block_size: 256,
-            ..Default::default()
-        },
-    );
+    let mut w = Writer::new(Vec::new(), WriteOptions::default().block_size(256));
     w.set_limits(1, 1).unwrap();
     let msg = "x".repeat(255);
     assert_eq!(

@@ -24,16 +24,8 @@ fn stacks() -> Vec<PathBuf> {
 /// Every read the damaged mode makes of a stack: open, all refs, a lookup of each name,
 /// every reflog; the errors met.
 fn read_all(stack: &Path, hash: HashId) -> Vec<String> {
-    let opts = RefDbOptions {
-        stack: StackOptions {
-            write: WriteOptions {
-                hash,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let opts = RefDbOptions::default()
+        .stack(StackOptions::default().write(WriteOptions::default().hash(hash)));
     let mut errors = Vec::new();
     let db = match RefDb::open(stack, opts) {
         Ok(db) => db,

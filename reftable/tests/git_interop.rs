@@ -122,15 +122,9 @@ impl Pair {
         }
         let db = RefDb::open(
             ours.path(),
-            RefDbOptions {
-                stack: StackOptions {
-                    auto_compaction: false,
-                    fsync: false,
-                    ..Default::default()
-                },
-                log_refs,
-                ..Default::default()
-            },
+            RefDbOptions::default()
+                .stack(StackOptions::default().auto_compaction(false).fsync(false))
+                .log_refs(log_refs),
         )
         .unwrap();
         Some(Pair {

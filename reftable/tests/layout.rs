@@ -74,13 +74,7 @@ fn git_block_iterator_vector() {
 fn empty_table() {
     for (hash, size) in [(HashId::Sha1, 92), (HashId::Sha256, 100)] {
         let mut out = Vec::new();
-        let w = Writer::new(
-            &mut out,
-            WriteOptions {
-                hash,
-                ..Default::default()
-            },
-        );
+        let w = Writer::new(&mut out, WriteOptions::default().hash(hash));
         let err = w.finish().unwrap_err();
         assert_eq!(err.kind(), reftable::ErrorKind::EmptyTable);
         assert_eq!(out.len(), size);

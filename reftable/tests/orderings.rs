@@ -32,12 +32,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 const BEFORE: [&str; 3] = ["refs/heads/a", "refs/heads/b", "refs/heads/c"];
 
 fn opts() -> StackOptions {
-    StackOptions {
-        lock_timeout: Some(Duration::ZERO),
-        auto_compaction: false,
-        fsync: false,
-        ..Default::default()
-    }
+    StackOptions::default()
+        .lock_timeout(Some(Duration::ZERO))
+        .auto_compaction(false)
+        .fsync(false)
 }
 
 fn add(st: &mut Stack, name: &str) -> reftable::Result<()> {
@@ -46,6 +44,7 @@ fn add(st: &mut Stack, name: &str) -> reftable::Result<()> {
         let id = ObjectId::from_bytes(&[ui as u8; 20]).unwrap();
         w.add_ref(&RefRecord::new(name, ui, RefValue::Object(id)))
     })
+    .map(drop)
 }
 
 /// A stack of three tables, one ref each.

@@ -23,22 +23,20 @@ fn me() -> Committer {
 fn db(dir: &std::path::Path, auto: bool) -> RefDb {
     RefDb::open(
         dir,
-        RefDbOptions {
-            stack: StackOptions {
-                auto_compaction: auto,
-                lock_timeout: Some(Duration::ZERO),
-                fsync: false,
-                ..Default::default()
-            },
-            log_refs: LogRefs::Normal,
-            ..Default::default()
-        },
+        RefDbOptions::default()
+            .stack(
+                StackOptions::default()
+                    .auto_compaction(auto)
+                    .lock_timeout(Some(Duration::ZERO))
+                    .fsync(false),
+            )
+            .log_refs(LogRefs::Normal),
     )
     .unwrap()
 }
 
 fn tx(db: &mut RefDb, u: &[RefUpdate]) -> reftable::Result<()> {
-    db.transaction(u, &me(), &AssumeCommits)
+    db.transaction(u, &me(), &AssumeCommits).map(drop)
 }
 
 fn log(d: &RefDb, name: &[u8]) -> Vec<reftable::LogRecord> {
@@ -374,14 +372,9 @@ fn dangling_symrefs_are_protected_unless_told_otherwise() {
         let dir = tempfile::tempdir().unwrap();
         let mut d = RefDb::open(
             dir.path(),
-            RefDbOptions {
-                stack: StackOptions {
-                    fsync: false,
-                    ..Default::default()
-                },
-                protect_dangling_symrefs: protect,
-                ..Default::default()
-            },
+            RefDbOptions::default()
+                .stack(StackOptions::default().fsync(false))
+                .protect_dangling_symrefs(protect),
         )
         .unwrap();
         tx(
@@ -426,14 +419,9 @@ fn log_only_old_values_are_checked_only_when_told() {
         let dir = tempfile::tempdir().unwrap();
         let mut d = RefDb::open(
             dir.path(),
-            RefDbOptions {
-                stack: StackOptions {
-                    fsync: false,
-                    ..Default::default()
-                },
-                check_log_only_old_values: check,
-                ..Default::default()
-            },
+            RefDbOptions::default()
+                .stack(StackOptions::default().fsync(false))
+                .check_log_only_old_values(check),
         )
         .unwrap();
         tx(&mut d, &[RefUpdate::create("refs/heads/a", id(1))]).unwrap();
@@ -830,7 +818,8 @@ fn prepared_transactions_and_structured_refusals() {
             Ok(ObjectKind::Missing)
         }
     }
-    match refusal(d.transaction(&[RefUpdate::create("refs/heads/n", id(9))], &me(), &Nothing)) {
+    let r = d.transaction(&[RefUpdate::create("refs/heads/n", id(9))], &me(), &Nothing);
+    match refusal(r.map(drop)) {
         reftable::Refusal::MissingObject { name, id: missing } => {
             assert_eq!((name, missing), (b"refs/heads/n".to_vec(), id(9)))
         }

@@ -61,13 +61,14 @@ fn options_strategy() -> impl Strategy<Value = WriteOptions> {
         any::<bool>(),
     )
         .prop_map(
-            |(block_size, restart_interval, index_objects, unpadded, sha256)| WriteOptions {
-                block_size,
-                restart_interval,
-                index_objects,
-                unpadded,
-                hash: if sha256 { HashId::Sha256 } else { HashId::Sha1 },
-                exact_log_message: false,
+            |(block_size, restart_interval, index_objects, unpadded, sha256)| {
+                WriteOptions::default()
+                    .block_size(block_size)
+                    .restart_interval(restart_interval)
+                    .index_objects(index_objects)
+                    .unpadded(unpadded)
+                    .hash(if sha256 { HashId::Sha256 } else { HashId::Sha1 })
+                    .exact_log_message(false)
             },
         )
 }
@@ -303,10 +304,7 @@ fn incompressible_logs_stay_within_a_block() {
         state ^= state << 17;
         state
     };
-    let opts = WriteOptions {
-        block_size: 1024,
-        ..Default::default()
-    };
+    let opts = WriteOptions::default().block_size(1024);
     let mut logs = Vec::new();
     for i in 0..40u64 {
         let mut b = [0u8; 20];

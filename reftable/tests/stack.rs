@@ -5,8 +5,8 @@ use std::time::Duration;
 use reftable::codec::record::Record;
 use reftable::stack::LogExpiry;
 use reftable::{
-    ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Stack,
-    StackOptions, WriteOptions,
+    Committed, ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, Outdated, RefRecord,
+    RefValue, Stack, StackOptions, WriteOptions,
 };
 
 fn oid(b: u8) -> ObjectId {
@@ -14,29 +14,21 @@ fn oid(b: u8) -> ObjectId {
 }
 
 fn opts() -> StackOptions {
-    StackOptions {
-        lock_timeout: Some(Duration::ZERO),
-        fsync: false,
-        ..Default::default()
-    }
+    StackOptions::default()
+        .lock_timeout(Some(Duration::ZERO))
+        .fsync(false)
 }
 
 fn no_auto() -> StackOptions {
-    StackOptions {
-        auto_compaction: false,
-        ..opts()
-    }
+    opts().auto_compaction(false)
 }
 
 /// Without auto-compaction, waiting up to 10 s for a lock another writer holds.
 fn waiting() -> StackOptions {
-    StackOptions {
-        lock_timeout: Some(Duration::from_secs(10)),
-        ..no_auto()
-    }
+    no_auto().lock_timeout(Some(Duration::from_secs(10)))
 }
 
-fn add_ref(st: &mut Stack, name: &str, value: Option<u8>) -> reftable::Result<()> {
+fn add_ref(st: &mut Stack, name: &str, value: Option<u8>) -> reftable::Result<Committed> {
     st.add(|w, ui| {
         w.set_limits(ui, ui)?;
         let v = value.map_or(RefValue::Deletion, |b| RefValue::Object(oid(b)));
@@ -45,7 +37,7 @@ fn add_ref(st: &mut Stack, name: &str, value: Option<u8>) -> reftable::Result<()
 }
 
 /// Add one table: `name` at `oid(1)` and a reflog entry for it with `msg`.
-fn add_ref_and_log(st: &mut Stack, name: &str, msg: &str) -> reftable::Result<()> {
+fn add_ref_and_log(st: &mut Stack, name: &str, msg: &str) -> reftable::Result<Committed> {
     st.add(|w, ui| {
         w.set_limits(ui, ui)?;
         w.add_ref(&RefRecord::new(name, ui, RefValue::Object(oid(1))))?;
@@ -81,14 +73,7 @@ fn ls(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn add_one_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
-    let mut st = Stack::open(
-        dir.path(),
-        StackOptions {
-            default_permissions: Some(0o660),
-            ..opts()
-        },
-    )
-    .unwrap();
+    let mut st = Stack::open(dir.path(), opts().default_permissions(Some(0o660))).unwrap();
     st.add(|w, ui| {
         w.set_limits(ui, ui)?;
         w.add_ref(&RefRecord::new(
@@ -131,7 +116,7 @@ fn uptodate_and_reload_flag() {
     let e = add_ref(&mut b, "refs/heads/b", Some(2)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Outdated);
     // With the reload flag (what git's transactions use) the addition goes through.
-    let mut add = b.new_addition(true).unwrap();
+    let mut add = b.new_addition(Outdated::Reload).unwrap();
     assert_eq!(add.next_update_index(), 2);
     add.add_table(|w, ui| {
         w.set_limits(ui, ui)?;
@@ -179,11 +164,8 @@ fn lock_failure() {
         std::thread::sleep(Duration::from_millis(50));
         std::fs::remove_file(lock).unwrap();
     });
-    st.set_options(StackOptions {
-        lock_timeout: Some(Duration::from_secs(5)),
-        ..opts()
-    })
-    .unwrap();
+    st.set_options(opts().lock_timeout(Some(Duration::from_secs(5))))
+        .unwrap();
     add_ref(&mut st, "late", Some(1)).unwrap();
     t.join().unwrap();
 }
@@ -254,13 +236,7 @@ fn hash_id_mismatch() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Stack::open(dir.path(), opts()).unwrap();
     add_ref(&mut st, "a", Some(1)).unwrap();
-    let sha256 = StackOptions {
-        write: WriteOptions {
-            hash: HashId::Sha256,
-            ..Default::default()
-        },
-        ..opts()
-    };
+    let sha256 = opts().write(WriteOptions::default().hash(HashId::Sha256));
     let e = Stack::open(dir.path(), sha256).err().unwrap();
     assert_eq!(e.kind(), ErrorKind::Format);
     Stack::open(dir.path(), opts()).unwrap();
@@ -335,14 +311,7 @@ fn fastlog(mut sz: u64, n: u64) -> u64 {
 fn auto_compaction_keeps_the_stack_logarithmic() {
     for factor in [2u8, 5] {
         let dir = tempfile::tempdir().unwrap();
-        let mut st = Stack::open(
-            dir.path(),
-            StackOptions {
-                geometric_factor: factor,
-                ..opts()
-            },
-        )
-        .unwrap();
+        let mut st = Stack::open(dir.path(), opts().geometric_factor(factor)).unwrap();
         let n = 100u64;
         let f = u64::from(factor);
         for i in 0..n {
@@ -401,12 +370,12 @@ fn failing_auto_compaction_does_not_fail_the_addition() {
     add_ref(&mut st, "a", Some(1)).unwrap();
     std::fs::write(dir.path().join(format!("{}.lock", st.table_names()[0])), "").unwrap();
     st.set_options(opts()).unwrap();
-    add_ref(&mut st, "b", Some(1)).unwrap();
+    let committed = add_ref(&mut st, "b", Some(1)).unwrap();
     assert_eq!(st.tables().len(), 2);
     assert_eq!(st.compaction_stats().failures, 1);
-    // A table locked by another compaction is no error of the addition's, not even one
-    // kept for later (as in git).
-    assert!(st.after_commit_error().is_none());
+    // A table locked by another compaction is no error of the addition's, not even a
+    // warning (as in git).
+    assert!(committed.warning.is_none());
 }
 
 #[test]
@@ -560,14 +529,7 @@ fn options_counters_and_up_to_date_checks() {
     assert_eq!(st.own_stats().since(own).tables_list_stats, 2);
     // `no_auto()` does not sync; with fsync on, an addition syncs its table, the directory
     // (the table's rename), the list and the directory again (the list's rename).
-    let mut synced = Stack::open(
-        dir.path(),
-        StackOptions {
-            fsync: true,
-            ..no_auto()
-        },
-    )
-    .unwrap();
+    let mut synced = Stack::open(dir.path(), no_auto().fsync(true)).unwrap();
     let own = synced.own_stats();
     add_ref(&mut synced, "refs/heads/s", Some(3)).unwrap();
     assert_eq!(synced.own_stats().since(own).fsyncs, 4);
@@ -645,14 +607,11 @@ fn counters_survive_a_concurrent_compaction() {
 #[test]
 fn a_table_that_cannot_be_finished_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = StackOptions {
-        write: WriteOptions {
-            block_size: 1024,
-            exact_log_message: true,
-            ..WriteOptions::default()
-        },
-        ..no_auto()
-    };
+    let opts = no_auto().write(
+        WriteOptions::default()
+            .block_size(1024)
+            .exact_log_message(true),
+    );
     let mut st = Stack::open(dir.path(), opts).unwrap();
     let mut x = reftable_testkit::tables::Noise::new(7);
     let mut noise = |n: usize| x.bytes(n);
@@ -863,7 +822,7 @@ fn tables_of_one_addition_keep_their_indexes_apart() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Stack::open(dir.path(), no_auto()).unwrap();
     add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
-    let mut add = st.new_addition(false).unwrap();
+    let mut add = st.new_addition(Outdated::Fail).unwrap();
     let mut offered = Vec::new();
     add.add_table(|w, ui| {
         offered.push(ui);
@@ -906,8 +865,8 @@ fn auto_compaction_reports_a_damaged_table() {
     bytes[at] ^= 0x55;
     std::fs::write(&path, &bytes).unwrap();
     let mut st = Stack::open(dir.path(), opts()).unwrap();
-    add_ref_and_log(&mut st, "refs/heads/b", &"y".repeat(3000)).unwrap();
-    let e = st.after_commit_error().expect("the compaction's error");
+    let committed = add_ref_and_log(&mut st, "refs/heads/b", &"y".repeat(3000)).unwrap();
+    let e = committed.warning.expect("the compaction's error");
     assert!(
         matches!(e.kind(), ErrorKind::Zlib | ErrorKind::Format),
         "{:?}: {e}",
@@ -996,8 +955,10 @@ fn a_compaction_splices_its_table_into_a_list_changed_meanwhile() {
 fn a_failed_compaction_after_commit_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let mut st = Stack::open(dir.path(), no_auto()).unwrap();
-    add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
-    assert!(st.after_commit_error().is_none());
+    assert!(add_ref(&mut st, "refs/heads/a", Some(1))
+        .unwrap()
+        .warning
+        .is_none());
     // The first record's (suffix length << 3 | value type) varint, right after the file
     // header, the block header and the record's prefix length: value type 7 does not exist.
     let older = dir.path().join(&st.table_names()[0]);
@@ -1009,8 +970,8 @@ fn a_failed_compaction_after_commit_is_a_warning() {
     // Opened afresh, so that the damaged bytes are the ones read.
     let mut st = Stack::open(dir.path(), opts()).unwrap();
     // Two tables of one ref each: auto-compaction merges them and meets the damage.
-    add_ref(&mut st, "refs/heads/b", Some(2)).expect("the addition is committed");
-    let warning = st.after_commit_error().expect("the compaction failed");
+    let committed = add_ref(&mut st, "refs/heads/b", Some(2)).expect("the addition is committed");
+    let warning = committed.warning.expect("the compaction failed");
     assert_eq!(warning.kind(), ErrorKind::Format, "{warning}");
     let listed = std::fs::read_to_string(dir.path().join("tables.list")).unwrap();
     assert_eq!(listed.lines().count(), 2, "{listed}");
@@ -1023,10 +984,12 @@ fn a_failed_compaction_after_commit_is_a_warning() {
         RefValue::Object(oid(2))
     );
     assert!(!ls(dir.path()).iter().any(|n| n.ends_with(".lock")));
-    // The next commit clears the warning when its own work succeeds.
+    // The next commit's own work succeeds: no warning.
     st.set_options(no_auto()).unwrap();
-    add_ref(&mut st, "refs/heads/c", Some(3)).unwrap();
-    assert!(st.after_commit_error().is_none());
+    assert!(add_ref(&mut st, "refs/heads/c", Some(3))
+        .unwrap()
+        .warning
+        .is_none());
 }
 
 /// The live log of `name` in `m`, collected.

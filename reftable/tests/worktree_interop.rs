@@ -51,14 +51,7 @@ impl Repo {
     }
 
     fn opts() -> RefDbOptions {
-        RefDbOptions {
-            stack: StackOptions {
-                auto_compaction: false,
-                fsync: false,
-                ..Default::default()
-            },
-            ..Default::default()
-        }
+        RefDbOptions::default().stack(StackOptions::default().auto_compaction(false).fsync(false))
     }
 
     fn open_worktree(&self) -> WorktreeRefDb {

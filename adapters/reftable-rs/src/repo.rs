@@ -125,11 +125,7 @@ fn options(cfg: &Config) -> RefDbOptions {
     if let Some(auto) = cfg.get_bool("reftable.autocompaction") {
         stack.auto_compaction = auto;
     }
-    RefDbOptions {
-        stack,
-        log_refs,
-        ..RefDbOptions::default()
-    }
+    RefDbOptions::default().stack(stack).log_refs(log_refs)
 }
 
 impl Repo {

@@ -5,7 +5,7 @@
 
 use reftable::refdb::{Committer, Expected, LogRefs, ObjectKind, RefDb, RefDbOptions, RefUpdate};
 use reftable::refname::is_valid_refname;
-use reftable::{ObjectId, RefValue, StackOptions, WriteOptions};
+use reftable::{Committed, ObjectId, RefValue, StackOptions, WriteOptions};
 
 use crate::cases::unreachable::reach;
 use crate::cases::verdict::Refused;
@@ -19,23 +19,22 @@ use crate::setup::pool::{Pool, PoolObjects};
 /// has it, the transaction rules of the git's version (its profile's [`GitRules`]), fsync
 /// as asked (off in the generated mode, where no power is lost).
 pub fn refdb_options(opts: &CaseOptions, rules: GitRules, fsync: bool) -> RefDbOptions {
-    RefDbOptions {
-        stack: StackOptions {
-            write: WriteOptions {
-                block_size: opts.block_size,
-                restart_interval: opts.restart_interval,
-                index_objects: opts.index_objects,
-                hash: opts.hash(),
-                ..Default::default()
-            },
-            auto_compaction: opts.auto_compaction,
-            fsync,
-            ..Default::default()
-        },
-        log_refs: opts.log_refs.to_lib(),
-        protect_dangling_symrefs: rules.dangling_symref_protected,
-        check_log_only_old_values: rules.log_only_old_checked,
-    }
+    RefDbOptions::default()
+        .stack(
+            StackOptions::default()
+                .write(
+                    WriteOptions::default()
+                        .block_size(opts.block_size)
+                        .restart_interval(opts.restart_interval)
+                        .index_objects(opts.index_objects)
+                        .hash(opts.hash()),
+                )
+                .auto_compaction(opts.auto_compaction)
+                .fsync(fsync),
+        )
+        .log_refs(opts.log_refs.to_lib())
+        .protect_dangling_symrefs(rules.dangling_symref_protected)
+        .check_log_only_old_values(rules.log_only_old_checked)
 }
 
 /// Our refusal of an operation.
@@ -71,41 +70,71 @@ pub(crate) fn expire_cutoff(expire: &Expire) -> u64 {
 }
 
 /// Run `op` on `db` alone, as the executor runs our side of it, with the committer clock
-/// `committer` (the one git's process of the same step runs with).
+/// `committer` (the one git's process of the same step runs with): the warning of a
+/// transaction whose work after its commit point failed (it is committed all the same).
 pub fn apply(
+    db: &mut RefDb,
+    op: &Op,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<Option<String>, Refused> {
+    let warned = |c: Committed| c.warning.map(|e| format!("{e:#}"));
+    let committed = match op {
+        Op::Txn {
+            updates,
+            message,
+            create_reflog,
+        }
+        | Op::RefsCommand {
+            updates,
+            message,
+            create_reflog,
+        }
+        | Op::Tag {
+            updates,
+            message,
+            create_reflog,
+        } => txn_committed(db, updates, message, *create_reflog, committer, objects),
+        Op::Push { updates } => {
+            txn_committed(db, updates, Op::PUSH_MESSAGE, false, committer, objects)
+        }
+        Op::Fetch { updates, message } => {
+            txn_committed(db, updates, message, false, committer, objects)
+        }
+        other => return apply_other(db, other, committer, objects).map(|()| None),
+    };
+    committed.map(warned)
+}
+
+/// [`apply`] of an operation other than a transaction.
+fn apply_other(
     db: &mut RefDb,
     op: &Op,
     committer: &Committer,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
     match op {
-        Op::Txn {
-            updates,
-            message,
-            create_reflog,
-        } => txn(db, updates, message, *create_reflog, committer, objects),
+        Op::Txn { updates, .. }
+        | Op::RefsCommand { updates, .. }
+        | Op::Tag { updates, .. }
+        | Op::Push { updates }
+        | Op::Fetch { updates, .. } => Err(Refused {
+            class: None,
+            message: format!(
+                "{} updates: a transaction, applied by `apply`",
+                updates.len()
+            ),
+        }),
         Op::BatchTxn {
             updates,
             message,
             create_reflog,
         } => batch(db, updates, message, *create_reflog, committer, objects).map(drop),
-        Op::RefsCommand {
-            updates,
-            message,
-            create_reflog,
-        } => txn(db, updates, message, *create_reflog, committer, objects),
         Op::SymbolicRef {
             name,
             target,
             message,
         } => symbolic_ref(db, name, target, message, committer, objects),
-        Op::Push { updates } => txn(db, updates, Op::PUSH_MESSAGE, false, committer, objects),
-        Op::Fetch { updates, message } => txn(db, updates, message, false, committer, objects),
-        Op::Tag {
-            updates,
-            message,
-            create_reflog,
-        } => txn(db, updates, message, *create_reflog, committer, objects),
         // Only `conformance run` makes worktree cases; the modes that run our side alone
         // (faults) take their cases from `generate`, which makes none.
         Op::WorktreeTxn { .. } => Err(Refused {
@@ -136,7 +165,9 @@ pub fn apply(
         } => on_log(db, refname, |db, t| {
             delete_log_entry(db, t, *index, *rewrite, update_ref.then_some(objects))
         }),
-        Op::ReflogDrop { refname } => on_log(db, refname, |db, t| db.delete_reflog(t.as_bytes())),
+        Op::ReflogDrop { refname } => on_log(db, refname, |db, t| {
+            db.delete_reflog(t.as_bytes()).map(drop)
+        }),
         Op::PackRefs { auto } => db.pack_refs(*auto).map_err(|e| our_refusal(&e)),
         Op::MaintenancePackRefs => db.pack_refs(true).map_err(|e| our_refusal(&e)),
         Op::Orphan { branch } => {
@@ -191,6 +222,18 @@ pub(crate) fn txn(
     committer: &Committer,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
+    txn_committed(db, updates, message, create_reflog, committer, objects).map(drop)
+}
+
+/// [`txn`], with what its commit says.
+fn txn_committed(
+    db: &mut RefDb,
+    updates: &[Update],
+    message: &str,
+    create_reflog: bool,
+    committer: &Committer,
+    objects: &PoolObjects<'_>,
+) -> Result<Committed, Refused> {
     parser_check(updates)?;
     let upd: Vec<_> = updates
         .iter()

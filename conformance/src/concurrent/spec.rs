@@ -171,16 +171,14 @@ pub(crate) fn listed_max_index(stack: &Path) -> u64 {
 
 /// Library options for the concurrent mode's stack (shared with the coordinator's reader).
 pub(crate) fn refdb_options(auto_compaction: bool) -> RefDbOptions {
-    RefDbOptions {
-        stack: StackOptions {
-            auto_compaction,
-            lock_timeout: Some(Duration::from_secs(3)),
-            fsync: false,
-            ..Default::default()
-        },
-        log_refs: LogRefs::Always,
-        ..Default::default()
-    }
+    RefDbOptions::default()
+        .stack(
+            StackOptions::default()
+                .auto_compaction(auto_compaction)
+                .lock_timeout(Some(Duration::from_secs(3)))
+                .fsync(false),
+        )
+        .log_refs(LogRefs::Always)
 }
 
 /// A pool of only `commits` (the refs of the concurrent mode point at nothing else).

@@ -184,7 +184,7 @@ impl Worker<'_> {
                     .prepare(&lib, &committer_at(tick), &objects)
                     .and_then(|p| {
                         let index = p.update_index();
-                        p.commit().map(|()| index)
+                        p.commit().map(|_| index)
                     });
                 match r {
                     Ok(index) => (true, String::new(), Some(index), None),

@@ -34,17 +34,11 @@ pub(crate) struct Base {
 /// The options our library opens a base's stack with: its hash, no fsync, no automatic
 /// compaction, no waiting for locks.
 pub(crate) fn db_options(hash: HashId) -> RefDbOptions {
-    RefDbOptions {
-        stack: StackOptions {
-            write: WriteOptions {
-                hash,
-                ..Default::default()
-            },
-            fsync: false,
-            auto_compaction: false,
-            lock_timeout: Some(Duration::from_millis(0)),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
+    RefDbOptions::default().stack(
+        StackOptions::default()
+            .write(WriteOptions::default().hash(hash))
+            .fsync(false)
+            .auto_compaction(false)
+            .lock_timeout(Some(Duration::from_millis(0))),
+    )
 }

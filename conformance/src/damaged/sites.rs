@@ -536,13 +536,7 @@ mod tests {
     use reftable::{LogRecord, ObjectId, RefRecord, RefValue, WriteOptions, Writer};
 
     fn table() -> Vec<u8> {
-        let mut w = Writer::new(
-            Vec::new(),
-            WriteOptions {
-                block_size: 256,
-                ..Default::default()
-            },
-        );
+        let mut w = Writer::new(Vec::new(), WriteOptions::default().block_size(256));
         w.set_limits(1, 1).unwrap();
         let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
         for i in 0..40 {

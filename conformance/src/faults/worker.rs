@@ -132,11 +132,11 @@ fn apply(spec: &WorkerSpec, pool: &Pool) -> WorkerOutcome {
         Work::Op(op) => ours::apply(&mut db, op, &committer_at(spec.tick), &PoolObjects(pool)),
         Work::Import(git_dir) => FilesRefs::read(git_dir, spec.opts.hash())
             .and_then(|files| db.import(&files, &PoolObjects(pool)))
+            .map(|c| c.warning.map(|e| format!("{e:#}")))
             .map_err(|e| ours::our_refusal(&e)),
     };
-    let warning = db.stack().after_commit_error().map(|e| format!("{e:#}"));
     match r {
-        Ok(()) => WorkerOutcome {
+        Ok(warning) => WorkerOutcome {
             ok: true,
             warning,
             ..Default::default()
@@ -145,7 +145,7 @@ fn apply(spec: &WorkerSpec, pool: &Pool) -> WorkerOutcome {
             ok: false,
             class: r.class,
             message: r.message,
-            warning,
+            warning: None,
         },
     }
 }

@@ -29,21 +29,18 @@ impl OurStack {
     pub(crate) fn new(dir: PathBuf, opts: CaseOptions, profile: &Profile) -> OurStack {
         let hash = opts.hash();
         let fitted = crate::cases::executor::fit(opts, profile);
-        let options = RefDbOptions {
-            stack: StackOptions {
-                write: WriteOptions {
-                    block_size: fitted.block_size,
-                    restart_interval: fitted.restart_interval,
-                    index_objects: fitted.index_objects,
-                    hash,
-                    ..Default::default()
-                },
-                auto_compaction: false,
-                fsync: false,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let options = RefDbOptions::default().stack(
+            StackOptions::default()
+                .write(
+                    WriteOptions::default()
+                        .block_size(fitted.block_size)
+                        .restart_interval(fitted.restart_interval)
+                        .index_objects(fitted.index_objects)
+                        .hash(hash),
+                )
+                .auto_compaction(false)
+                .fsync(false),
+        );
         OurStack { dir, hash, options }
     }
 

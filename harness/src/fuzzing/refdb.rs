@@ -114,15 +114,13 @@ fn run(data: &[u8], cov: &mut Coverage) -> AResult<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut db = RefDb::open(
         dir.path(),
-        RefDbOptions {
-            stack: StackOptions {
-                auto_compaction,
-                fsync: false,
-                ..Default::default()
-            },
-            log_refs: log_refs.to_lib(),
-            ..Default::default()
-        },
+        RefDbOptions::default()
+            .stack(
+                StackOptions::default()
+                    .auto_compaction(auto_compaction)
+                    .fsync(false),
+            )
+            .log_refs(log_refs.to_lib()),
     )
     .expect("open");
     let null = Value::null(HashId::Sha1);
@@ -158,7 +156,7 @@ fn run(data: &[u8], cov: &mut Coverage) -> AResult<()> {
                     .iter()
                     .map(|x| x.to_ref_update(msg, false))
                     .collect();
-                let ours = db.transaction(&lib, &me(tick), &Pool);
+                let ours = db.transaction(&lib, &me(tick), &Pool).map(drop);
                 let mut trial = model.clone();
                 let theirs = trial.transaction(&updates, msg, false, 1_000_000 + tick, &Pool);
                 match (&ours, &theirs) {

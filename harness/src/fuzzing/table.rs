@@ -46,12 +46,10 @@ impl Meter<'_> {
         let before = self.table.stats();
         let out = op();
         let after = self.table.stats();
-        let delta = Stats {
-            records_decoded: after.records_decoded - before.records_decoded,
-            blocks_read: after.blocks_read - before.blocks_read,
-            blocks_inflated: after.blocks_inflated - before.blocks_inflated,
-            ..Stats::default()
-        };
+        let mut delta = Stats::default();
+        delta.records_decoded = after.records_decoded - before.records_decoded;
+        delta.blocks_read = after.blocks_read - before.blocks_read;
+        delta.blocks_inflated = after.blocks_inflated - before.blocks_inflated;
         let content = limits::content_bytes(self.len, after.blocks_inflated > 0);
         if let Some(why) = limits::work_excess(&delta, passes, content) {
             panic!("table_read: {what}: {why}");

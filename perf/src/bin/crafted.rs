@@ -44,10 +44,7 @@ fn table_name(ui: u64) -> String {
 }
 
 fn log_table(entries: &[LogRecord], min: u64, max: u64) -> Res<Vec<u8>> {
-    let opts = WriteOptions {
-        block_size: BIG_BLOCK,
-        ..WriteOptions::default()
-    };
+    let opts = WriteOptions::default().block_size(BIG_BLOCK);
     let mut w = Writer::new(Vec::new(), opts);
     w.set_limits(min, max)?;
     for e in entries {

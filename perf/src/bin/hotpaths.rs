@@ -81,10 +81,7 @@ fn main() -> Res<()> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(10_000);
-    let opts = StackOptions {
-        auto_compaction: false,
-        ..StackOptions::default()
-    };
+    let opts = StackOptions::default().auto_compaction(false);
     let stack = Stack::open(dir, opts)?;
     let mut n = 0usize;
     let report = |name: &str, m: (f64, f64, u64, u64)| {
@@ -166,13 +163,7 @@ fn main() -> Res<()> {
     })?;
     report("iterate-cloned", m);
 
-    let db = RefDb::open(
-        dir,
-        RefDbOptions {
-            stack: opts,
-            ..RefDbOptions::default()
-        },
-    )?;
+    let db = RefDb::open(dir, RefDbOptions::default().stack(opts))?;
     let m = measure(reps, || {
         let (mut ops, mut h) = (0u64, 0u64);
         let mut it = db.refs()?;

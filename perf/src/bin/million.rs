@@ -22,11 +22,7 @@ fn name(i: usize) -> String {
 }
 
 fn opts() -> StackOptions {
-    StackOptions {
-        auto_compaction: false,
-        fsync: false,
-        ..StackOptions::default()
-    }
+    StackOptions::default().auto_compaction(false).fsync(false)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -64,13 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "transaction" => {
             use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
             let n = num(3, 1_000_000)?;
-            let mut db = RefDb::open(
-                dir,
-                RefDbOptions {
-                    stack: opts(),
-                    ..RefDbOptions::default()
-                },
-            )?;
+            let mut db = RefDb::open(dir, RefDbOptions::default().stack(opts()))?;
             // Generated as the transaction consumes them: no second copy of a million updates.
             let updates = (0..n).map(|i| RefUpdate::create(name(i), id));
             let me = Committer {

@@ -42,6 +42,7 @@ pub enum FindingKind {
 
 /// One problem: the file, where in it, what kind, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Finding {
     /// The file (the stack directory joined with its name, or the table path given).
     pub file: PathBuf,
@@ -66,6 +67,7 @@ impl fmt::Display for Finding {
 /// The findings about one file (a table, `tables.list` or the stack directory), at most
 /// [`MAX_FINDINGS_PER_FILE`] of them kept.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FileFindings {
     /// The file the findings are about.
     pub file: PathBuf,
@@ -138,6 +140,7 @@ fn message_and_causes(e: &Error) -> String {
 /// What a check found: the findings by file, in the order the files were checked, and how
 /// many tables were checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// The findings, file by file (files without findings included).
     pub files: Vec<FileFindings>,

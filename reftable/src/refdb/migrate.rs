@@ -39,6 +39,7 @@
 //! assert_eq!(db.reflog(b"refs/heads/main").unwrap().count(), 1);
 //! ```
 
+use crate::stack::Committed;
 use std::path::Path;
 
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
@@ -59,7 +60,7 @@ impl RefDb {
     /// the [module documentation](self)); `objects` gives annotated tags their peeled values.
     /// Errors: [`ErrorKind::Api`] when the stack is not empty, [`ErrorKind::ObjectLookup`]
     /// when `objects` fails, [`ErrorKind::Lock`] when the stack is locked.
-    pub fn import(&mut self, files: &FilesRefs, objects: &dyn ObjectLookup) -> Result<()> {
+    pub fn import(&mut self, files: &FilesRefs, objects: &dyn ObjectLookup) -> Result<Committed> {
         if !self.stack.tables().is_empty() {
             return Err(Error::new(
                 ErrorKind::Api,

@@ -72,8 +72,17 @@ pub struct Committer {
     pub tz_offset: i16,
 }
 
-/// Options of a ref database.
+/// Options of a ref database. New options may come in a minor release: build them from the
+/// defaults with the method of each field.
+///
+/// ```
+/// use reftable::refdb::{LogRefs, RefDbOptions};
+///
+/// let opts = RefDbOptions::default().log_refs(LogRefs::Always).protect_dangling_symrefs(false);
+/// assert_eq!(opts.log_refs, LogRefs::Always);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RefDbOptions {
     /// The stack's options.
     pub stack: StackOptions,
@@ -91,6 +100,13 @@ pub struct RefDbOptions {
     /// update. Off by default.
     pub check_log_only_old_values: bool,
 }
+
+setters!(RefDbOptions {
+    stack: StackOptions,
+    log_refs: LogRefs,
+    protect_dangling_symrefs: bool,
+    check_log_only_old_values: bool,
+});
 
 impl Default for RefDbOptions {
     fn default() -> Self {

@@ -6,6 +6,7 @@ use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, Re
 use crate::error::Result;
 use crate::hash::{HashId, ObjectId};
 use crate::merged::{MergedIter, MergedTable, RefLog};
+use crate::stack::{Committed, Outdated};
 
 use super::objects::{ObjectKind, ObjectLookup};
 use super::RefDb;
@@ -110,6 +111,7 @@ impl Iterator for ReflogNames {
 
 /// What [`RefDb::expire_reflog`] did (or, with `dry_run`, would do).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Expired {
     /// Entries pruned.
     pub pruned: usize,
@@ -136,10 +138,10 @@ impl RefDb {
 
     /// Write a reflog existence marker for `name` unless it has a reflog already
     /// (`git update-ref --create-reflog`, `git reflog` with an empty log).
-    pub fn create_reflog(&mut self, name: &[u8]) -> Result<()> {
+    pub fn create_reflog(&mut self, name: &[u8]) -> Result<Committed> {
         self.stack.reload()?;
         if self.view().has_reflog(name)? {
-            return Ok(());
+            return Ok(Committed { warning: None });
         }
         let name = name.to_vec();
         let hash = self.stack.options().hash();
@@ -150,7 +152,7 @@ impl RefDb {
     }
 
     /// Delete the reflog of `name`: a tombstone for each live entry.
-    pub fn delete_reflog(&mut self, name: &[u8]) -> Result<()> {
+    pub fn delete_reflog(&mut self, name: &[u8]) -> Result<Committed> {
         self.stack.reload()?;
         let logs = self.view().live_logs(name)?;
         self.stack.add(|w, update_index| {
@@ -238,7 +240,7 @@ impl RefDb {
         };
         let live = out.kept > 0;
         let name = name.to_vec();
-        let mut add = self.stack.new_addition(false)?;
+        let mut add = self.stack.new_addition(Outdated::Fail)?;
         add.add_table(|w, update_index| {
             w.set_limits(update_index, update_index)?;
             if let Some(value) = &new_ref {

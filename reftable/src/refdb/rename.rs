@@ -15,6 +15,7 @@
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, RefRecord, RefValue};
 use crate::error::{Error, ErrorKind, Refusal, Result};
 use crate::refname::is_valid_refname;
+use crate::stack::{Committed, Outdated};
 
 use crate::hash::HashId;
 use crate::merged::MergedTable;
@@ -61,7 +62,7 @@ impl RefDb {
         new: &[u8],
         message: &[u8],
         committer: &Committer,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, true, Placement::Alone)
     }
 
@@ -74,7 +75,7 @@ impl RefDb {
         new: &[u8],
         message: &[u8],
         committer: &Committer,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, false, Placement::Alone)
     }
 
@@ -89,7 +90,7 @@ impl RefDb {
         committer: &Committer,
         rename: bool,
         placement: Placement<'_>,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         if !is_valid_refname(new, true) {
             return Err(Error::refused(
                 Refusal::BadName {
@@ -105,7 +106,7 @@ impl RefDb {
         let mut message = normalize_message(message);
         message.truncate(max_message);
         message.push(b'\n');
-        let mut addition = self.stack.new_addition(true)?;
+        let mut addition = self.stack.new_addition(Outdated::Reload)?;
         let view = View::of(addition.stack().merged(), hash);
         // What git's backend checks, in its order.
         let Some(rec) = view.raw_ref(old)? else {
@@ -128,7 +129,7 @@ impl RefDb {
             RefValue::Deletion => unreachable!("raw_ref hides tombstones"),
         };
         if old == new {
-            return Ok(());
+            return Ok(Committed { warning: None });
         }
         let skip = rename.then_some(old);
         placement
@@ -391,7 +392,7 @@ mod tests {
         let (_d, mut db) = db();
         setup(&mut db);
         let c = me(9);
-        let err = |r: crate::Result<()>| r.unwrap_err().kind();
+        let err = |r: crate::Result<crate::Committed>| r.unwrap_err().kind();
         assert_eq!(
             err(db.rename_ref(b"refs/heads/nope", b"refs/heads/x", b"", &c)),
             ErrorKind::NotExist

@@ -13,6 +13,7 @@
 //!    current value (missing but expected, D/F conflict when created), symrefs split onto
 //!    their referent, and the expected old value.
 
+use crate::stack::{Committed, Outdated};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -165,7 +166,7 @@ impl PreparedTransaction<'_> {
 
     /// Publish the table in `tables.list` (auto-compacting afterwards unless the stack's
     /// options say not to).
-    pub fn commit(self) -> Result<()> {
+    pub fn commit(self) -> Result<Committed> {
         self.addition.commit()
     }
 }
@@ -818,7 +819,7 @@ pub(crate) fn to_work(
 
 /// Lock `stack` for a transaction (reloading it when it changed), in git's words on failure.
 pub(crate) fn lock_stack(stack: &mut Stack) -> Result<Addition<'_>> {
-    stack.new_addition(true).map_err(|e| {
+    stack.new_addition(Outdated::Reload).map_err(|e| {
         if e.kind() == ErrorKind::Lock {
             Error::new(ErrorKind::Lock, format!("cannot lock references: {e:#}"))
         } else {
@@ -983,7 +984,7 @@ impl RefDb {
         updates: &[RefUpdate],
         committer: &Committer,
         objects: &dyn ObjectLookup,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.prepare(updates, committer, objects)?.commit()
     }
 
@@ -1006,7 +1007,7 @@ impl RefDb {
         updates: impl IntoIterator<Item = RefUpdate>,
         committer: &Committer,
         objects: &dyn ObjectLookup,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.prepare_iter(updates, committer, objects)?.commit()
     }
 }

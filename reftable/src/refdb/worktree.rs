@@ -27,6 +27,7 @@
 //!
 //! The main worktree's store is the ordinary [`RefDb`] on `$GIT_COMMON_DIR/reftable`.
 
+use crate::stack::Committed;
 use std::path::{Path, PathBuf};
 
 use crate::codec::record::{LogRecord, RefRecord};
@@ -271,13 +272,13 @@ impl WorktreeRefDb {
     }
 
     /// [`RefDb::create_reflog`] in the stack that keeps `name`.
-    pub fn create_reflog(&mut self, name: &[u8]) -> Result<()> {
+    pub fn create_reflog(&mut self, name: &[u8]) -> Result<Committed> {
         let (db, name) = self.reflog_target(name)?;
         db.create_reflog(name)
     }
 
     /// [`RefDb::delete_reflog`] in the stack that keeps `name`.
-    pub fn delete_reflog(&mut self, name: &[u8]) -> Result<()> {
+    pub fn delete_reflog(&mut self, name: &[u8]) -> Result<Committed> {
         let (db, name) = self.reflog_target(name)?;
         db.delete_reflog(name)
     }
@@ -312,7 +313,7 @@ impl WorktreeRefDb {
         new: &[u8],
         message: &[u8],
         committer: &Committer,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, true)
     }
 
@@ -324,7 +325,7 @@ impl WorktreeRefDb {
         new: &[u8],
         message: &[u8],
         committer: &Committer,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, false)
     }
 
@@ -335,7 +336,7 @@ impl WorktreeRefDb {
         message: &[u8],
         committer: &Committer,
         rename: bool,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         writable_in_worktree(new)?;
         let others = &self.others;
         match WorktreeStack::of(new) {
@@ -385,11 +386,13 @@ impl<'a> PreparedWorktreeTransaction<'a> {
 
     /// Publish each stack's table in turn, in lock order. As in git, the stacks are not
     /// committed atomically together: when a later one fails, the earlier ones stay.
-    pub fn commit(self) -> Result<()> {
+    /// The warning is the first stack's whose reload or auto-compaction failed.
+    pub fn commit(self) -> Result<Committed> {
+        let mut warning = None;
         for (_, p) in self.parts {
-            p.commit()?;
+            warning = warning.or(p.commit()?.warning);
         }
-        Ok(())
+        Ok(Committed { warning })
     }
 }
 
@@ -535,7 +538,7 @@ impl WorktreeRefDb {
         updates: &[RefUpdate],
         committer: &Committer,
         objects: &dyn ObjectLookup,
-    ) -> Result<()> {
+    ) -> Result<Committed> {
         self.prepare(updates, committer, objects)?.commit()
     }
 }

@@ -7,6 +7,7 @@ use crate::hash::HashId;
 
 /// Where one section of a table is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Section {
     /// Whether the table has this section.
     pub present: bool,
@@ -18,6 +19,7 @@ pub struct Section {
 
 /// What a table's header and footer say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TableInfo {
     /// Format version (1 or 2).
     pub version: u8,

@@ -24,10 +24,7 @@ impl Executor<'_> {
         let scratch = self.copy_of_git_repo()?;
         let verified_before = self.verify_refs(scratch.path());
         let stack_dir = scratch.path().join(".git/reftable");
-        let mut opts = StackOptions {
-            auto_compaction: false,
-            ..StackOptions::default()
-        };
+        let mut opts = StackOptions::default().auto_compaction(false);
         opts.write.hash = self.hash;
         let mut stack = Stack::open(&stack_dir, opts).map_err(|e| format!("{e:#}"))?;
         let pool = &self.env.pool(self.hash).pool;

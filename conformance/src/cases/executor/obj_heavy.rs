@@ -60,11 +60,9 @@ impl Executor<'_> {
             )
             .into());
         }
-        let opts = StackOptions {
-            write: write_options(self.hash),
-            auto_compaction: false,
-            ..StackOptions::default()
-        };
+        let opts = StackOptions::default()
+            .write(write_options(self.hash))
+            .auto_compaction(false);
         let mut stack = Stack::open(ours.path(), opts).map_err(|e| format!("{e:#}"))?;
         stack
             .add(|w, ui| {
@@ -109,13 +107,11 @@ fn probe_refs(commits: &[ObjectId]) -> Vec<(String, ObjectId)> {
 
 /// Our writer's options for the probe, as the `-c` settings give git.
 fn write_options(hash: HashId) -> WriteOptions {
-    WriteOptions {
-        block_size: BLOCK_SIZE,
-        restart_interval: 16,
-        index_objects: true,
-        hash,
-        ..Default::default()
-    }
+    WriteOptions::default()
+        .block_size(BLOCK_SIZE)
+        .restart_interval(16)
+        .index_objects(true)
+        .hash(hash)
 }
 
 #[cfg(test)]

@@ -437,7 +437,7 @@ impl Executor<'_> {
     fn run_reflog_drop(&mut self, refname: &str) -> Outcomes {
         self.on_reflog(&["reflog", "drop", refname], refname, |exec, t| {
             exec.model.drop_reflog(t);
-            exec.db.delete_reflog(t.as_bytes())
+            exec.db.delete_reflog(t.as_bytes()).map(drop)
         })
     }
 

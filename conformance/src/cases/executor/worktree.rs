@@ -92,6 +92,7 @@ impl Executor<'_> {
                     .collect();
                 wt.db
                     .transaction(&upd, &c, &PoolObjects(pool))
+                    .map(drop)
                     .map_err(|e| ours::our_refusal(&e))
             }),
         };
