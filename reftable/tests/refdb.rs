@@ -448,6 +448,64 @@ fn log_only_old_values_are_checked_only_when_told() {
     }
 }
 
+/// `reflog expire --updateref` moves a ref that holds an annotated tag (stored with its
+/// peeled value) as it moves one that holds a commit: git asks
+/// `reftable_ref_record_val1()`, which both have.
+#[test]
+fn expiry_updates_a_ref_that_holds_a_tag() {
+    struct Tags;
+    impl reftable::refdb::ObjectLookup for Tags {
+        fn lookup(
+            &self,
+            oid: &ObjectId,
+        ) -> Result<reftable::refdb::ObjectKind, reftable::refdb::LookupError> {
+            Ok(if *oid == id(2) {
+                reftable::refdb::ObjectKind::Tag { peeled: id(9) }
+            } else {
+                reftable::refdb::ObjectKind::Commit
+            })
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RefDbOptions::default()
+        .stack(StackOptions::default().auto_compaction(false).fsync(false))
+        .log_refs(LogRefs::Always);
+    let mut d = RefDb::open(dir.path(), opts).unwrap();
+    let t = b"refs/tags/t";
+    d.transaction(&[RefUpdate::create("refs/tags/t", id(3))], &me(), &Tags)
+        .unwrap();
+    d.transaction(
+        &[RefUpdate::update("refs/tags/t", id(2), None)],
+        &me(),
+        &Tags,
+    )
+    .unwrap();
+    assert_eq!(d.read_ref(t).unwrap().unwrap().peeled_id(), Some(&id(9)));
+    let newest = log(&d, t)[0].update_index;
+    d.expire_reflog_update_ref(t, &mut |l| l.update_index == newest, false, &Tags)
+        .unwrap();
+    let r = d.read_ref(t).unwrap().unwrap();
+    assert_eq!((r.value_id(), r.peeled_id()), (Some(&id(3)), None));
+}
+
+/// A copy of the branch `HEAD` points at logs nothing to `HEAD`; a rename does (git's
+/// `write_copy_table` writes `HEAD`'s entry only when it deletes the old ref).
+#[test]
+fn only_a_rename_of_heads_branch_logs_to_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    let head = RefUpdate::symref_create("HEAD", "refs/heads/main").no_deref();
+    tx(&mut d, &[head]).unwrap();
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    let before = log(&d, b"HEAD").len();
+    d.copy_ref(b"refs/heads/main", b"refs/heads/copy", b"copied", &me())
+        .unwrap();
+    assert_eq!(log(&d, b"HEAD").len(), before, "a copy logged to HEAD");
+    d.rename_ref(b"refs/heads/main", b"refs/heads/moved", b"moved", &me())
+        .unwrap();
+    assert_eq!(log(&d, b"HEAD").len(), before + 1, "a rename logs to HEAD");
+}
+
 fn refusal(r: reftable::Result<()>) -> reftable::Refusal {
     r.unwrap_err()
         .refusal()

@@ -839,4 +839,26 @@ mod tests {
         let missing = dir.path().join("worktrees/none");
         assert!(WorktreeRefDb::open(dir.path(), &missing, opts()).is_err());
     }
+
+    /// git moves a ref in the stack of its *new* name and reads the old ref there
+    /// (`reftable_be_rename_ref` / `_copy_ref`: `backend_for(newrefname)`): across the
+    /// boundary between this worktree's refs and the shared ones, the old ref is not found.
+    #[test]
+    fn a_move_across_stacks_reads_the_old_ref_in_the_new_names_stack() {
+        let (_d, mut wt) = setup();
+        let me = Committer::default();
+        let own = RefUpdate::create("refs/bisect/x", id(3));
+        wt.transaction(&[own], &me, &AssumeCommits).unwrap();
+        for (old, new) in [
+            (&b"refs/bisect/x"[..], &b"refs/heads/y"[..]),
+            (b"refs/heads/main", b"refs/worktree/y"),
+        ] {
+            let moved = wt.rename_ref(old, new, b"m", &me);
+            assert_eq!(moved.unwrap_err().kind(), ErrorKind::NotExist);
+            assert_eq!(wt.resolve(new).unwrap(), None);
+            let copied = wt.copy_ref(old, new, b"m", &me);
+            assert_eq!(copied.unwrap_err().kind(), ErrorKind::NotExist);
+            assert!(wt.resolve(old).unwrap().is_some());
+        }
+    }
 }
