@@ -455,10 +455,18 @@ impl Executor<'_> {
             .git
             .run_auto(&repo, args, "", self.tick, self.opts.auto_compaction);
         let git_res = self.git_verdict(out)?;
+        // A reflog git cannot rewrite for its size (a record too large for the table it
+        // writes) is a storage limit the model does not know: the model stays as it was.
+        let too_large = matches!(&git_res, Err(r) if r.class == Some(ErrClass::EntryTooLarge));
+        let model = too_large.then(|| self.model.clone());
         let ours_res = match self.dwim_log(refname) {
             None => Err(refused(ErrClass::NoReflog, "no reflog")),
             Some(t) => ours(self, &t).map_err(|e| our_refusal(&e)),
         };
+        if let Some(model) = model {
+            self.model = model;
+            self.result.model_not_applicable += 1;
+        }
         Some((git_res, ours_res, None))
     }
 
