@@ -34,10 +34,12 @@ use crate::stack_files::{tables_cached, StackFiles, Tables};
 /// Whether two `for-each-ref` listings (`name oid peeled symref` lines) differ in the
 /// `%(symref)` field of symrefs alone (lines whose expected field names a ref).
 fn only_symref_column_differs(view: &[String], expect: &[String]) -> bool {
-    let split = |l: &String| {
-        l.rsplit_once(' ')
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-    };
+    // Name, id and peeled id from the left (none has a space); the rest is `%(symref)`,
+    // which the known defect fills with whatever bytes a buffer held, spaces included.
+    fn split(l: &str) -> Option<((&str, &str, &str), &str)> {
+        let mut f = l.splitn(4, ' ');
+        Some(((f.next()?, f.next()?, f.next()?), f.next()?))
+    }
     view.len() == expect.len()
         && view.iter().zip(expect).all(|(a, b)| {
             a == b
@@ -358,5 +360,23 @@ impl Executor<'_> {
                 detail: format!("git reflog list in the worktree {theirs:?}, ours {ours:?}"),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::only_symref_column_differs;
+
+    #[test]
+    fn a_symref_column_of_any_bytes_is_the_only_difference() {
+        let expect = vec!["refs/rewritten/x 1111  refs/worktree/a".to_string()];
+        for garbled in ["\u{15}\u{7}Y\u{5}", "a b", " "] {
+            let view = vec![format!("refs/rewritten/x 1111  {garbled}")];
+            assert!(only_symref_column_differs(&view, &expect), "{garbled:?}");
+        }
+        let other_id = vec!["refs/rewritten/x 2222  refs/worktree/a".to_string()];
+        assert!(!only_symref_column_differs(&other_id, &expect));
+        let no_symref = vec!["refs/rewritten/x 1111  ".to_string()];
+        assert!(!only_symref_column_differs(&no_symref, &expect));
     }
 }
