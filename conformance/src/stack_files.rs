@@ -76,7 +76,7 @@ impl StackFiles {
                 .collect()
         };
         let (o, g) = (only(ours, git), only(git, ours));
-        (!o.is_empty() || !g.is_empty() || ours.names != git.names)
+        (ours.names != git.names)
             .then(|| format!("stack directory differs: only ours has {o:?}, only git's has {g:?}"))
     }
 }

@@ -39,6 +39,22 @@ fn tx(db: &mut RefDb, u: &[RefUpdate]) -> reftable::Result<()> {
     db.transaction(u, &me(), &AssumeCommits).map(drop)
 }
 
+/// Objects where `id(2)` is an annotated tag of `id(9)` and every other id a commit.
+struct Tags;
+
+impl reftable::refdb::ObjectLookup for Tags {
+    fn lookup(
+        &self,
+        oid: &ObjectId,
+    ) -> Result<reftable::refdb::ObjectKind, reftable::refdb::LookupError> {
+        Ok(if *oid == id(2) {
+            reftable::refdb::ObjectKind::Tag { peeled: id(9) }
+        } else {
+            reftable::refdb::ObjectKind::Commit
+        })
+    }
+}
+
 fn log(d: &RefDb, name: &[u8]) -> Vec<reftable::LogRecord> {
     d.reflog(name)
         .unwrap()
@@ -218,19 +234,6 @@ fn reflogs_existence_expiry_and_deletion() {
 /// the lookup says it is a tag; a symref and an expiry that keeps nothing leave refs alone.
 #[test]
 fn expiry_updates_the_ref() {
-    struct Tags;
-    impl reftable::refdb::ObjectLookup for Tags {
-        fn lookup(
-            &self,
-            oid: &ObjectId,
-        ) -> Result<reftable::refdb::ObjectKind, reftable::refdb::LookupError> {
-            Ok(if *oid == id(2) {
-                reftable::refdb::ObjectKind::Tag { peeled: id(9) }
-            } else {
-                reftable::refdb::ObjectKind::Commit
-            })
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let mut d = db(dir.path(), false);
     for v in 1..=3 {
@@ -453,19 +456,6 @@ fn log_only_old_values_are_checked_only_when_told() {
 /// `reftable_ref_record_val1()`, which both have.
 #[test]
 fn expiry_updates_a_ref_that_holds_a_tag() {
-    struct Tags;
-    impl reftable::refdb::ObjectLookup for Tags {
-        fn lookup(
-            &self,
-            oid: &ObjectId,
-        ) -> Result<reftable::refdb::ObjectKind, reftable::refdb::LookupError> {
-            Ok(if *oid == id(2) {
-                reftable::refdb::ObjectKind::Tag { peeled: id(9) }
-            } else {
-                reftable::refdb::ObjectKind::Commit
-            })
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let opts = RefDbOptions::default()
         .stack(StackOptions::default().auto_compaction(false).fsync(false))
