@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::error::CliResult;
 use crate::path;
-use crate::text::{lossy, tz, write_log};
+use crate::text::{lossy, write_log};
 
 /// One reflog entry in the JSON document.
 #[derive(Serialize)]
@@ -52,10 +52,10 @@ fn to_json(l: &LogRecord) -> Option<LogJson> {
         update_index: l.update_index,
         old: u.old_id.to_string(),
         new: u.new_id.to_string(),
-        name: lossy(&u.name),
-        email: lossy(&u.email),
-        time: u.time,
-        tz: tz(u.tz_offset),
+        name: lossy(&u.committer.name),
+        email: lossy(&u.committer.email),
+        time: u.committer.time,
+        tz: u.committer.tz_offset.to_string(),
         message: lossy(&u.message),
     })
 }

@@ -9,13 +9,6 @@ pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The time zone as git prints it: the sign, then at least 4 digits of the stored decimal
-/// `±HHMM` value (-700 → `-0700`, 530 → `+0530`).
-pub fn tz(tz: i16) -> String {
-    let sign = if tz < 0 { '-' } else { '+' };
-    format!("{sign}{:04}", tz.unsigned_abs())
-}
-
 /// Write the message as `logs` prints it: without one trailing newline, with `\`, newline
 /// and tab escaped as `\\`, `\n` and `\t`. The runs between escaped bytes are copied whole
 /// (reflog messages can be many megabytes).
@@ -60,10 +53,11 @@ pub fn write_log(out: &mut impl Write, l: &LogRecord) -> io::Result<()> {
         LogValue::Deletion => out.write_all(b" deleted"),
         LogValue::Update(u) => {
             write!(out, " {} {} ", u.old_id, u.new_id)?;
-            out.write_all(&u.name)?;
+            let who = &u.committer;
+            out.write_all(&who.name)?;
             out.write_all(b" <")?;
-            out.write_all(&u.email)?;
-            write!(out, "> {} {} ", u.time, tz(u.tz_offset))?;
+            out.write_all(&who.email)?;
+            write!(out, "> {} {} ", who.time, who.tz_offset)?;
             write_escaped(out, &u.message)
         }
     }
@@ -80,15 +74,6 @@ pub fn print_json<T: serde::Serialize>(doc: &T) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn time_zones() {
-        assert_eq!(tz(-700), "-0700");
-        assert_eq!(tz(530), "+0530");
-        assert_eq!(tz(0), "+0000");
-        assert_eq!(tz(1400), "+1400");
-        assert_eq!(tz(i16::MIN), "-32768");
-    }
 
     #[test]
     fn messages() {

@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+
 use reftable::{ErrorKind, ObjectId, StackOptions};
+use reftable::{Signature, TzOffset};
 
 fn id_for(writer: u32, i: u32) -> ObjectId {
     let mut b = [0u8; 20];
@@ -23,12 +25,12 @@ fn id_for(writer: u32, i: u32) -> ObjectId {
     ObjectId::from_bytes(&b).unwrap()
 }
 
-fn committer() -> Committer {
-    Committer {
+fn committer() -> Signature {
+    Signature {
         name: b"Stress".to_vec(),
         email: b"stress@example.com".to_vec(),
         time: 1_700_000_000,
-        tz_offset: 100,
+        tz_offset: TzOffset::from_hhmm(100),
     }
 }
 

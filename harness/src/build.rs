@@ -95,7 +95,9 @@ impl TableRecords {
             .iter()
             .map(|r| 2 * r.refname.len() as u64 + 2 * id + 32)
             .sum();
-        let update = |u: &LogUpdate| (u.name.len() + u.email.len() + u.message.len()) as u64;
+        let update = |u: &LogUpdate| {
+            (u.committer.name.len() + u.committer.email.len() + u.message.len()) as u64
+        };
         let logs: u64 = self
             .logs
             .iter()

@@ -5,6 +5,7 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use reftable::{HashId, LogUpdate, ObjectId, WriteOptions};
+use reftable::{Signature, TzOffset};
 
 /// Path components ref names are made of.
 const COMPONENTS: &[&str] = &[
@@ -178,10 +179,12 @@ impl FuzzLogUpdate {
         LogUpdate {
             old_id: self.old.id(hash),
             new_id: self.new.id(hash),
-            name: name.as_bytes().to_vec(),
-            email: email.as_bytes().to_vec(),
-            time: self.time,
-            tz_offset: self.tz,
+            committer: Signature::new(
+                name.as_bytes().to_vec(),
+                email.as_bytes().to_vec(),
+                self.time,
+                TzOffset::from_hhmm(self.tz),
+            ),
             message: self.message.0.clone(),
         }
     }

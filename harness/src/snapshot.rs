@@ -55,9 +55,9 @@ impl SLog {
             old: u.old_id.to_string(),
             new: u.new_id.to_string(),
             message: lossy(&u.message),
-            time: u.time,
-            tz: Some(u.tz_offset),
-            who: Some((lossy(&u.name), lossy(&u.email))),
+            time: u.committer.time,
+            tz: Some(u.committer.tz_offset.hhmm()),
+            who: Some((lossy(&u.committer.name), lossy(&u.committer.email))),
         }
     }
 }

@@ -21,8 +21,10 @@
 
 use std::path::Path;
 
-use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+
 use reftable::{ObjectId, StackOptions, Stats};
+use reftable::{Signature, TzOffset};
 use serde::{Deserialize, Serialize};
 
 use crate::fit::exponent_over_sizes;
@@ -485,7 +487,7 @@ pub fn measure_ours(scenario: GitScenario, sizes: &[usize]) -> reftable::Result<
 /// annotated tag (the object ids taken on trust).
 struct OursRun {
     scenario: GitScenario,
-    me: Committer,
+    me: Signature,
     commit: ObjectId,
     tag: ObjectId,
 }
@@ -494,11 +496,11 @@ impl OursRun {
     fn new(scenario: GitScenario) -> OursRun {
         OursRun {
             scenario,
-            me: Committer {
+            me: Signature {
                 name: b"C O Mitter".to_vec(),
                 email: b"committer@example.com".to_vec(),
                 time: 1_112_911_993,
-                tz_offset: -700,
+                tz_offset: TzOffset::from_hhmm(-700),
             },
             commit: ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").expect("hex"),
             tag: ObjectId::from_hex("2d3b8f542f451f455c344c8ba7b22f66421c2582").expect("hex"),

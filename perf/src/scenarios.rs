@@ -15,11 +15,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+
 use reftable::{
     ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Result,
     Stack, StackOptions, Stats, Table,
 };
+use reftable::{Signature, TzOffset};
 
 /// The object id every ref of the workloads points at.
 pub fn object_id() -> ObjectId {
@@ -306,12 +308,12 @@ impl TableLedger {
     }
 }
 
-fn committer() -> Committer {
-    Committer {
+fn committer() -> Signature {
+    Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),
         time: 1_112_911_993,
-        tz_offset: -700,
+        tz_offset: TzOffset::from_hhmm(-700),
     }
 }
 
@@ -322,10 +324,12 @@ fn log_entry(name: &[u8], ui: u64) -> LogRecord {
         value: LogValue::Update(LogUpdate {
             old_id: ObjectId::null(HashId::Sha1),
             new_id: object_id(),
-            name: b"C O Mitter".to_vec(),
-            email: b"committer@example.com".to_vec(),
-            time: 1_112_911_993 + ui,
-            tz_offset: -700,
+            committer: Signature::new(
+                b"C O Mitter".to_vec(),
+                b"committer@example.com".to_vec(),
+                1_112_911_993 + ui,
+                TzOffset::from_hhmm(-700),
+            ),
             message: b"update\n".to_vec(),
         }),
     }

@@ -14,7 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use reftable::refdb::{AssumeCommits, Expected, LiveRefs, NewValue, RefUpdate};
-use reftable::{Committer, ObjectId, RefDb, RefDbOptions, RefState, Refusal, StackReader, Target};
+use reftable::{
+    ObjectId, RefDb, RefDbOptions, RefState, Refusal, Signature, StackReader, Target, TzOffset,
+};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let scratch = tempfile::tempdir()?;
@@ -51,11 +53,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let copy = scratch.path().join("copy");
     copy_stack(&dir, &copy)?;
     let mut db = RefDb::open(&copy, RefDbOptions::default())?;
-    let me = Committer {
+    let me = Signature {
         name: b"Embedder".to_vec(),
         email: b"embedder@example.com".to_vec(),
         time: 1_700_000_000,
-        tz_offset: 0,
+        tz_offset: TzOffset::from_hhmm(0),
     };
     let hash = db.stack().options().hash();
     let new = ObjectId::from_bytes(&vec![0x42; hash.size()]).expect("a hash size");
@@ -112,7 +114,7 @@ fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
             RefUpdate::create("refs/heads/embedded", id),
             RefUpdate::symref_create("HEAD", "refs/heads/main"),
         ],
-        &Committer::default(),
+        &Signature::default(),
         &AssumeCommits,
     )?;
     Ok(dir.to_path_buf())

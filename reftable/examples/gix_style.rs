@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use reftable::refdb::{AssumeCommits, LiveRefs};
 use reftable::{
-    Committer, HashId, LogValue, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue,
-    StackReader,
+    HashId, LogValue, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue, Signature,
+    StackReader, TzOffset,
 };
 
 /// An object id as gix keeps it: the raw bytes of its hash kind.
@@ -103,12 +103,6 @@ fn to_reference(r: &RefRecord) -> Option<Reference<'_>> {
     })
 }
 
-/// git's `±HHMM` time zone, stored as the decimal number HHMM, in seconds.
-fn offset_seconds(tz: i16) -> i32 {
-    let tz = i32::from(tz);
-    tz.signum() * ((tz.abs() / 100) * 3600 + (tz.abs() % 100) * 60)
-}
-
 /// Each reference under `prefix`, in name order, handed to `each` without a copy.
 fn for_each_reference(
     stack: &StackReader,
@@ -161,10 +155,10 @@ fn for_each_log_line(
         each(LogLine {
             previous_oid: to_oid(&u.old_id),
             new_oid: to_oid(&u.new_id),
-            name: &u.name,
-            email: &u.email,
-            seconds: u.time,
-            offset: offset_seconds(u.tz_offset),
+            name: &u.committer.name,
+            email: &u.committer.email,
+            seconds: u.committer.time,
+            offset: u.committer.tz_offset.minutes().unwrap_or(0) * 60,
             message: u.message.strip_suffix(b"\n").unwrap_or(&u.message),
         });
     }
@@ -232,11 +226,11 @@ fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     let mut db = RefDb::open(dir, RefDbOptions::default())?;
     let first = Oid::Sha1([0x1c; 20]);
     let second = Oid::Sha1([0x2d; 20]);
-    let me = Committer {
+    let me = Signature {
         name: b"A U Thor".to_vec(),
         email: b"author@example.com".to_vec(),
         time: 1_700_000_000,
-        tz_offset: -800,
+        tz_offset: TzOffset::from_hhmm(-800),
     };
     let main: &[u8] = b"refs/heads/main";
     db.transaction(

@@ -11,7 +11,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use reftable::refdb::{AssumeCommits, RefUpdate};
-use reftable::{Committer, ObjectId, RefDb, RefDbOptions, StackReader};
+use reftable::{ObjectId, RefDb, RefDbOptions, Signature, StackReader, TzOffset};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let scratch = tempfile::tempdir()?;
@@ -48,11 +48,11 @@ fn short(id: &ObjectId) -> String {
 /// A small stack to read when no path is given: two branches, one moved twice.
 fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     let mut db = RefDb::open(dir, RefDbOptions::default())?;
-    let me = Committer {
+    let me = Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),
         time: 1_700_000_000,
-        tz_offset: 100,
+        tz_offset: TzOffset::from_hhmm(100),
     };
     let id = |b: u8| ObjectId::from_bytes(&[b; 20]).expect("20 bytes");
     db.transaction(

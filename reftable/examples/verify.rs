@@ -11,7 +11,7 @@ use std::error::Error;
 use std::path::Path;
 
 use reftable::refdb::{AssumeCommits, RefUpdate};
-use reftable::{fsck, Committer, ObjectId, RefDb, RefDbOptions};
+use reftable::{fsck, ObjectId, RefDb, RefDbOptions, Signature, TzOffset};
 
 fn main() -> Result<(), Box<dyn Error>> {
     if let Some(dir) = std::env::args_os().nth(1) {
@@ -21,11 +21,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let scratch = tempfile::tempdir()?;
     let dir = scratch.path().join("demo");
     let mut db = RefDb::open(&dir, RefDbOptions::default())?;
-    let me = Committer {
+    let me = Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),
         time: 1_700_000_000,
-        tz_offset: 0,
+        tz_offset: TzOffset::from_hhmm(0),
     };
     let id = ObjectId::from_bytes(&[1; 20]).expect("20 bytes");
     db.transaction(

@@ -100,7 +100,7 @@ pub struct LogExpiry {
 impl LogExpiry {
     /// Whether compaction drops `l`: older than `time`, or below `min_update_index`.
     fn drops(&self, l: &LogRecord) -> bool {
-        let time = l.update().map_or(0, |u| u.time);
+        let time = l.update().map_or(0, |u| u.committer.time);
         (self.min_update_index > 0 && l.update_index < self.min_update_index)
             || (self.time > 0 && time < self.time)
     }

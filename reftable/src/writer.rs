@@ -151,7 +151,7 @@ impl WriterStats {
 /// [`Writer::finish`].
 ///
 /// ```
-/// use reftable::{LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Table, Writer, WriteOptions};
+/// use reftable::{LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Signature, Table, TzOffset, Writer, WriteOptions};
 ///
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
 /// let mut w = Writer::new(Vec::new(), WriteOptions::default());
@@ -163,10 +163,7 @@ impl WriterStats {
 ///     update_index: 1,
 ///     value: LogValue::Update(LogUpdate {
 ///         new_id: id,
-///         name: b"C O Mitter".to_vec(),
-///         email: b"committer@example.com".to_vec(),
-///         time: 1112911993,
-///         tz_offset: -700,
+///         committer: Signature::new("C O Mitter", "committer@example.com", 1112911993, TzOffset::from_hhmm(-700)),
 ///         message: b"commit (initial): first".to_vec(),
 ///         ..Default::default()
 ///     }),

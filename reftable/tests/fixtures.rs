@@ -106,16 +106,16 @@ fn format_logs(logs: impl IntoIterator<Item = LogRecord>) -> String {
             .replace('\\', "\\\\")
             .replace('\n', "\\n")
             .replace('\t', "\\t");
-        let sign = if u.tz_offset < 0 { '-' } else { '+' };
+        let who = &u.committer;
         writeln!(
             s,
-            "{} {} {} <{}> {} {sign}{:04} {msg}",
+            "{} {} {} <{}> {} {} {msg}",
             String::from_utf8_lossy(&l.refname),
             u.new_id,
-            String::from_utf8_lossy(&u.name),
-            String::from_utf8_lossy(&u.email),
-            u.time,
-            u.tz_offset.unsigned_abs(),
+            String::from_utf8_lossy(&who.name),
+            String::from_utf8_lossy(&who.email),
+            who.time,
+            who.tz_offset,
         )
         .unwrap();
     }

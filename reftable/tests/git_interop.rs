@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use reftable::refdb::{
-    Committer, Expected, LogRefs, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefUpdate,
+    Expected, LogRefs, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefUpdate,
 };
 use reftable::{HashId, ObjectId, StackOptions, Table, Target};
+use reftable::{Signature, TzOffset};
 use reftable_testkit::tables::stack_tables;
 
 const DATE: &str = "1112911993 -0700";
@@ -55,12 +56,12 @@ impl ObjectLookup for Objects {
     }
 }
 
-fn committer() -> Committer {
-    Committer {
+fn committer() -> Signature {
+    Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),
         time: 1_112_911_993,
-        tz_offset: -700,
+        tz_offset: TzOffset::from_hhmm(-700),
     }
 }
 

@@ -2,21 +2,20 @@
 
 use std::time::Duration;
 
-use reftable::refdb::{
-    AssumeCommits, Committer, Expected, LogRefs, RefDb, RefDbOptions, RefUpdate,
-};
+use reftable::refdb::{AssumeCommits, Expected, LogRefs, RefDb, RefDbOptions, RefUpdate};
 use reftable::{ErrorKind, ObjectId, StackOptions, Target};
+use reftable::{Signature, TzOffset};
 
 fn id(b: u8) -> ObjectId {
     ObjectId::from_bytes(&[b; 20]).unwrap()
 }
 
-fn me() -> Committer {
-    Committer {
+fn me() -> Signature {
+    Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),
         time: 1_112_911_993,
-        tz_offset: -700,
+        tz_offset: TzOffset::from_hhmm(-700),
     }
 }
 
@@ -263,10 +262,12 @@ fn expiry_updates_the_ref() {
                 value: reftable::LogValue::Update(reftable::LogUpdate {
                     old_id: id(2),
                     new_id: ObjectId::null(reftable::HashId::Sha1),
-                    name: b"C".to_vec(),
-                    email: b"c@example.com".to_vec(),
-                    time: 1,
-                    tz_offset: 0,
+                    committer: Signature::new(
+                        b"C".to_vec(),
+                        b"c@example.com".to_vec(),
+                        1,
+                        TzOffset::from_hhmm(0),
+                    ),
                     message: b"gone\n".to_vec(),
                 }),
             })

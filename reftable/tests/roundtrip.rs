@@ -10,6 +10,7 @@ use reftable::{
     ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Table,
     WriteOptions, Writer,
 };
+use reftable::{Signature, TzOffset};
 
 fn id(hash: HashId, seed: u8) -> ObjectId {
     // A small pool of ids with shared prefixes, so obj_id_len varies.
@@ -124,10 +125,12 @@ fn build(opts: WriteOptions, input: &Input) -> (Vec<RefRecord>, Vec<LogRecord>) 
                 Some((a, b, msg, tz)) => LogValue::Update(LogUpdate {
                     old_id: id(hash, *a),
                     new_id: id(hash, *b),
-                    name: b"C O Mitter".to_vec(),
-                    email: b"committer@example.com".to_vec(),
-                    time: 1_112_911_993 + u64::from(*a),
-                    tz_offset: *tz,
+                    committer: Signature::new(
+                        b"C O Mitter".to_vec(),
+                        b"committer@example.com".to_vec(),
+                        1_112_911_993 + u64::from(*a),
+                        TzOffset::from_hhmm(*tz),
+                    ),
                     message: format!("{msg}\n").into_bytes(),
                 }),
             },
@@ -318,10 +321,12 @@ fn incompressible_logs_stay_within_a_block() {
             value: LogValue::Update(LogUpdate {
                 old_id: ObjectId::from_bytes(&b).unwrap(),
                 new_id: ObjectId::from_bytes(&b.map(|x| x ^ 0x5a)).unwrap(),
-                name: b"n".to_vec(),
-                email: b"e".to_vec(),
-                time: rnd() >> 30,
-                tz_offset: 0,
+                committer: Signature::new(
+                    b"n".to_vec(),
+                    b"e".to_vec(),
+                    rnd() >> 30,
+                    TzOffset::from_hhmm(0),
+                ),
                 message: format!("{msg}\n").into_bytes(),
             }),
         });

@@ -8,6 +8,7 @@ use reftable::{
     Committed, ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, Outdated, RefRecord,
     RefValue, Stack, StackOptions, WriteOptions,
 };
+use reftable::{Signature, TzOffset};
 
 fn oid(b: u8) -> ObjectId {
     ObjectId::from_bytes(&[b; 20]).unwrap()
@@ -52,10 +53,12 @@ fn log(name: &str, ui: u64, time: u64, msg: &str) -> LogRecord {
         value: LogValue::Update(LogUpdate {
             old_id: oid(0),
             new_id: oid(ui as u8),
-            name: b"C O Mitter".to_vec(),
-            email: b"committer@example.com".to_vec(),
-            time,
-            tz_offset: 100,
+            committer: Signature::new(
+                "C O Mitter",
+                "committer@example.com",
+                time,
+                TzOffset::from_hhmm(100),
+            ),
             message: msg.as_bytes().to_vec(),
         }),
     }
@@ -497,7 +500,7 @@ fn many_additions_read_back() {
         assert_eq!(r.update_index, i + 1);
         let l = log_of(fresh.merged(), name.as_bytes());
         assert_eq!(l.len(), 1);
-        assert_eq!(l[0].update().unwrap().time, 1000 + i);
+        assert_eq!(l[0].update().unwrap().committer.time, 1000 + i);
     }
     assert_eq!(fresh.merged().refs().unwrap().count(), n as usize);
 }
@@ -620,8 +623,8 @@ fn a_table_that_cannot_be_finished_is_an_error() {
     if let LogValue::Update(u) = &mut rec.value {
         u.old_id = ObjectId::from_bytes(&noise(20)).unwrap();
         u.new_id = ObjectId::from_bytes(&noise(20)).unwrap();
-        u.name.clear();
-        u.email.clear();
+        u.committer.name.clear();
+        u.committer.email.clear();
         u.message = noise(850);
     }
     let mut found = None;
@@ -697,7 +700,7 @@ fn compaction_expiry_keeps_entries_at_the_cutoff() {
         st.merged()
             .logs()
             .unwrap()
-            .map(|l| l.unwrap().update().unwrap().time)
+            .map(|l| l.unwrap().update().unwrap().committer.time)
             .collect()
     };
     st.compact_all(Some(&LogExpiry {

@@ -13,9 +13,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use reftable::refdb::{
-    Committer, Expected, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefUpdate, WorktreeRefDb,
+    Expected, ObjectKind, ObjectLookup, RefDb, RefDbOptions, RefUpdate, WorktreeRefDb,
 };
 use reftable::{ObjectId, RefValue, StackOptions};
+use reftable::{Signature, TzOffset};
 use reftable_testkit::git::{Git, BASE_TIME};
 use reftable_testkit::tables::stack_tables;
 
@@ -307,12 +308,12 @@ impl Twins {
         Some(t)
     }
 
-    fn committer(&self) -> Committer {
-        Committer {
+    fn committer(&self) -> Signature {
+        Signature {
             name: b"C O Mitter".to_vec(),
             email: b"committer@example.com".to_vec(),
             time: self.theirs.time,
-            tz_offset: -700,
+            tz_offset: TzOffset::from_hhmm(-700),
         }
     }
 

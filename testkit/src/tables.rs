@@ -4,6 +4,7 @@ use reftable::codec::format::Header;
 use reftable::{
     HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, WriteOptions, Writer,
 };
+use reftable::{Signature, TzOffset};
 
 /// The object id of `hash` whose every byte is `b`.
 pub fn oid_in(b: u8, hash: HashId) -> ObjectId {
@@ -23,10 +24,12 @@ pub fn log_entry(name: &str, ui: u64, msg: &str, hash: HashId) -> LogRecord {
         value: LogValue::Update(LogUpdate {
             old_id: oid_in(0, hash),
             new_id: oid_in(1, hash),
-            name: b"C O Mitter".to_vec(),
-            email: b"committer@example.com".to_vec(),
-            time: crate::git::BASE_TIME,
-            tz_offset: -700,
+            committer: Signature::new(
+                b"C O Mitter".to_vec(),
+                b"committer@example.com".to_vec(),
+                crate::git::BASE_TIME,
+                TzOffset::from_hhmm(-700),
+            ),
             message: msg.as_bytes().to_vec(),
         }),
     }

@@ -79,7 +79,7 @@ pub fn expire_reflog(
     let dropped = positions_to_indexes(repo, name, &positions).map_err(fail)?;
     let mut prune = |l: &LogRecord| {
         dropped.contains(&l.update_index)
-            || matches!((l.update(), expire), (Some(u), Some(t)) if u.time < t)
+            || matches!((l.update(), expire), (Some(u), Some(t)) if u.committer.time < t)
     };
     let done = if updateref {
         repo.db

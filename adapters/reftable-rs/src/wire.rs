@@ -3,7 +3,7 @@
 
 use crate::plant::{planted, Plant};
 use reftable::refdb::{Expected, NewValue};
-use reftable::{Committer, HashId, LogUpdate, ObjectId, RefRecord, RefValue, Target};
+use reftable::{HashId, LogUpdate, ObjectId, RefRecord, RefValue, Signature, Target, TzOffset};
 use serde_json::{json, Value};
 
 use crate::answer::Answer;
@@ -96,8 +96,8 @@ pub fn parse_old(v: Option<&Value>, hash: HashId) -> Result<Expected, Answer> {
     }
 }
 
-/// An `ident` object as the library's [`Committer`].
-pub fn parse_ident(v: Option<&Value>) -> Result<Committer, Answer> {
+/// An `ident` object as the library's [`Signature`].
+pub fn parse_ident(v: Option<&Value>) -> Result<Signature, Answer> {
     let v = v.ok_or_else(|| Answer::error("missing field 'committer'"))?;
     let text = |k: &str| str_field(v, k).map(|s| s.as_bytes().to_vec());
     let time = v.get("time").and_then(Value::as_u64);
@@ -108,11 +108,11 @@ pub fn parse_ident(v: Option<&Value>) -> Result<Committer, Answer> {
     let (Some(time), Some(tz_offset)) = (time, tz) else {
         return Err(Answer::error("committer needs integer 'time' and 'tz'"));
     };
-    Ok(Committer {
+    Ok(Signature {
         name: text("name")?,
         email: text("email")?,
         time,
-        tz_offset,
+        tz_offset: TzOffset::from_hhmm(tz_offset),
     })
 }
 
@@ -142,10 +142,10 @@ pub fn log_json(u: &LogUpdate) -> Value {
     json!({
         "old": old.to_string(),
         "new": u.new_id.to_string(),
-        "name": show(&u.name),
-        "email": show(&u.email),
-        "time": u.time,
-        "tz": u.tz_offset,
+        "name": show(&u.committer.name),
+        "email": show(&u.committer.email),
+        "time": u.committer.time,
+        "tz": u.committer.tz_offset.hhmm(),
         "message": show(msg),
     })
 }

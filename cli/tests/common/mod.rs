@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use reftable::codec::block_writer::BlockWriter;
 use reftable::codec::format::BlockType;
 use reftable::codec::record::CodecContext;
-use reftable::{LogRecord, LogUpdate, LogValue, ObjectId, WriteOptions};
+use reftable::{LogRecord, LogUpdate, LogValue, ObjectId, Signature, TzOffset, WriteOptions};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_reftable");
 
@@ -166,10 +166,12 @@ pub fn unreadable_by_git() -> Vec<u8> {
                 value: LogValue::Update(LogUpdate {
                     old_id: ObjectId::from_bytes(&ids.0).unwrap(),
                     new_id: ObjectId::from_bytes(&ids.1).unwrap(),
-                    name: ids.2.clone(),
-                    email: ids.3.clone(),
-                    time: 1,
-                    tz_offset: 0,
+                    committer: Signature::new(
+                        ids.2.clone(),
+                        ids.3.clone(),
+                        1,
+                        TzOffset::from_hhmm(0),
+                    ),
                     message: msg,
                 }),
             };

@@ -3,8 +3,10 @@
 //! under injected system-call faults): the command's own checks in git's order, then the
 //! library's call.
 
-use reftable::refdb::{Committer, Expected, LogRefs, ObjectKind, RefDb, RefDbOptions, RefUpdate};
+use reftable::refdb::{Expected, LogRefs, ObjectKind, RefDb, RefDbOptions, RefUpdate};
+
 use reftable::refname::is_valid_refname;
+use reftable::Signature;
 use reftable::{Committed, ObjectId, RefValue, StackOptions, WriteOptions};
 
 use crate::cases::unreachable::reach;
@@ -75,7 +77,7 @@ pub(crate) fn expire_cutoff(expire: &Expire) -> u64 {
 pub fn apply(
     db: &mut RefDb,
     op: &Op,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<Option<String>, Refused> {
     let warned = |c: Committed| c.warning.map(|e| format!("{e:#}"));
@@ -110,7 +112,7 @@ pub fn apply(
 fn apply_other(
     db: &mut RefDb,
     op: &Op,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
     match op {
@@ -219,7 +221,7 @@ pub(crate) fn txn(
     updates: &[Update],
     message: &str,
     create_reflog: bool,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
     txn_committed(db, updates, message, create_reflog, committer, objects).map(drop)
@@ -231,7 +233,7 @@ fn txn_committed(
     updates: &[Update],
     message: &str,
     create_reflog: bool,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<Committed, Refused> {
     parser_check(updates)?;
@@ -256,7 +258,7 @@ pub(crate) fn batch(
     updates: &[Update],
     message: &str,
     create_reflog: bool,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<Vec<(usize, Refused)>, Refused> {
     let mut rejected = Vec::new();
@@ -337,7 +339,7 @@ pub(crate) fn symbolic_ref(
     name: &str,
     target: &str,
     message: &str,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
     symbolic_ref_check(name, target)?;
@@ -453,7 +455,7 @@ pub(crate) fn orphan(
     db: &mut RefDb,
     branch: &str,
     plan: &OrphanPlan,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
     let refname = format!("refs/heads/{branch}");
@@ -481,7 +483,7 @@ pub(crate) fn branch(
     copy: bool,
     force: bool,
     message: &str,
-    committer: &Committer,
+    committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<(), Refused> {
     let exists = |db: &RefDb, n: &str| db.resolve(n.as_bytes()).ok().flatten().is_some();
@@ -530,7 +532,7 @@ pub(crate) fn refs_rename(
     old: &str,
     new: &str,
     message: &str,
-    committer: &Committer,
+    committer: &Signature,
 ) -> Result<(), Refused> {
     if [old, new]
         .iter()
@@ -583,7 +585,7 @@ pub(crate) fn expire_log(
     };
     let prune = &mut |l: &reftable::LogRecord| {
         l.update().is_some_and(|u| {
-            u.time < cutoff || reach.is_some_and(|r| r.prunes(pool, &u.old_id, &u.new_id))
+            u.committer.time < cutoff || reach.is_some_and(|r| r.prunes(pool, &u.old_id, &u.new_id))
         })
     };
     match update_ref {

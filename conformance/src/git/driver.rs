@@ -2,6 +2,7 @@
 //! subprocess under a timeout, and an `update-ref --stdin` coprocess that runs transactions
 //! with `start` / `prepare` / `commit` acknowledgements.
 
+use reftable::TzOffset;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -38,12 +39,12 @@ pub const EMAIL: &str = "committer@example.com";
 
 /// The committer git's processes run as at clock `tick` ([`date_at`]), for
 /// the library's side of the same operation.
-pub fn committer_at(tick: u64) -> reftable::refdb::Committer {
-    reftable::refdb::Committer {
+pub fn committer_at(tick: u64) -> reftable::Signature {
+    reftable::Signature {
         name: NAME.as_bytes().to_vec(),
         email: EMAIL.as_bytes().to_vec(),
         time: BASE_TIME + 60 * tick,
-        tz_offset: tz_at(tick).1,
+        tz_offset: TzOffset::from_hhmm(tz_at(tick).1),
     }
 }
 

@@ -103,12 +103,12 @@ impl Hello {
 }
 
 /// A committer identity and date.
-pub fn ident(c: &reftable::refdb::Committer) -> Value {
+pub fn ident(c: &reftable::Signature) -> Value {
     json!({
         "name": String::from_utf8_lossy(&c.name),
         "email": String::from_utf8_lossy(&c.email),
         "time": c.time,
-        "tz": c.tz_offset,
+        "tz": c.tz_offset.hhmm(),
     })
 }
 
@@ -153,7 +153,7 @@ pub fn transaction(
     updates: &[Update],
     message: &str,
     create_reflog: bool,
-    c: &reftable::refdb::Committer,
+    c: &reftable::Signature,
 ) -> Value {
     let ups: Vec<Value> = (updates.iter())
         .map(|u| update(u, message, create_reflog))

@@ -4,8 +4,9 @@
 //! deterministic inputs.
 
 use arbitrary::{Result as AResult, Unstructured};
-use reftable::refdb::{Committer, LookupError, ObjectKind, ObjectLookup, RefDb, RefDbOptions};
+use reftable::refdb::{LookupError, ObjectKind, ObjectLookup, RefDb, RefDbOptions};
 use reftable::{HashId, ObjectId, StackOptions};
+use reftable::{Signature, TzOffset};
 
 use crate::names::FUZZ_NAMES;
 use crate::ops::{LogRefsOpt, Update, Value};
@@ -125,11 +126,11 @@ fn run(data: &[u8], cov: &mut Coverage) -> AResult<()> {
     .expect("open");
     let null = Value::null(HashId::Sha1);
     let mut model = Model::new(ObjectId::null(HashId::Sha1), log_refs, 4096);
-    let me = |tick: u64| Committer {
+    let me = |tick: u64| Signature {
         name: b"F".to_vec(),
         email: b"f@example.com".to_vec(),
         time: 1_000_000 + tick,
-        tz_offset: 0,
+        tz_offset: TzOffset::from_hhmm(0),
     };
     for tick in 0..u.int_in_range(1..=24u64)? {
         cov.steps += 1;

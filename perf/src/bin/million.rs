@@ -58,16 +58,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })?;
         }
         "transaction" => {
-            use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+            use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+            use reftable::{Signature, TzOffset};
             let n = num(3, 1_000_000)?;
             let mut db = RefDb::open(dir, RefDbOptions::default().stack(opts()))?;
             // Generated as the transaction consumes them: no second copy of a million updates.
             let updates = (0..n).map(|i| RefUpdate::create(name(i), id));
-            let me = Committer {
+            let me = Signature {
                 name: b"C O Mitter".to_vec(),
                 email: b"committer@example.com".to_vec(),
                 time: 1_112_911_993,
-                tz_offset: -700,
+                tz_offset: TzOffset::from_hhmm(-700),
             };
             db.transaction_iter(updates, &me, &AssumeCommits)?;
         }

@@ -198,7 +198,7 @@ fn deflate_room(len: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use crate::codec::record::{LogUpdate, LogValue, RefValue};
-    use crate::{LogRecord, ObjectId, RefRecord, Table, WriteOptions, Writer};
+    use crate::{LogRecord, ObjectId, RefRecord, Signature, Table, WriteOptions, Writer};
 
     /// Restart points every 16 records: 40 refs in one block have 3 (records 0, 16, 32),
     /// as the writer's statistics report.
@@ -256,9 +256,11 @@ mod tests {
                     value: LogValue::Update(LogUpdate {
                         old_id: ObjectId::from_bytes(&noise(20)).unwrap(),
                         new_id: ObjectId::from_bytes(&noise(20)).unwrap(),
-                        email: noise(16),
+                        committer: Signature {
+                            email: noise(16),
+                            ..Default::default()
+                        },
                         message: noise(*n),
-                        ..Default::default()
                     }),
                 })
                 .collect();

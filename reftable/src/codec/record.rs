@@ -10,6 +10,7 @@ use std::fmt;
 use crate::codec::format::BlockType;
 use crate::codec::varint;
 use crate::hash::ObjectId;
+use crate::signature::{Signature, TzOffset};
 use crate::target::Target;
 
 pub use super::fields::CodecContext;
@@ -571,15 +572,8 @@ pub struct LogUpdate {
     pub old_id: ObjectId,
     /// The value after the update (null id when the ref was deleted).
     pub new_id: ObjectId,
-    /// Committer name.
-    pub name: Vec<u8>,
-    /// Committer email, without `<>`.
-    pub email: Vec<u8>,
-    /// Seconds since the epoch.
-    pub time: u64,
-    /// Time zone as git stores it: the `±HHMM` of the ident read as a decimal number
-    /// (`+0530` → 530, `-0800` → -800).
-    pub tz_offset: i16,
+    /// Who made the change, and when.
+    pub committer: Signature,
     /// The message; git's writer stores exactly one trailing newline.
     pub message: Vec<u8>,
 }
@@ -636,7 +630,9 @@ impl Record for LogRecord {
 
     fn value_bytes(&self) -> usize {
         match &self.value {
-            LogValue::Update(u) => u.message.capacity() + u.name.capacity() + u.email.capacity(),
+            LogValue::Update(u) => {
+                u.message.capacity() + u.committer.name.capacity() + u.committer.email.capacity()
+            }
             LogValue::Deletion => 0,
         }
     }
@@ -659,10 +655,10 @@ impl Record for LogRecord {
         if let LogValue::Update(u) = &self.value {
             out.extend_from_slice(u.old_id.as_bytes());
             out.extend_from_slice(u.new_id.as_bytes());
-            put_string(out, &u.name);
-            put_string(out, &u.email);
-            varint::put(out, u.time);
-            out.extend_from_slice(&u.tz_offset.to_be_bytes());
+            put_string(out, &u.committer.name);
+            put_string(out, &u.committer.email);
+            varint::put(out, u.committer.time);
+            out.extend_from_slice(&u.committer.tz_offset.hhmm().to_be_bytes());
             put_string(out, &u.message);
         }
     }
@@ -697,11 +693,12 @@ impl Record for LogRecord {
         let mut pos = 0;
         u.old_id = get_id(data, &mut pos, ctx.hash_size, what)?;
         u.new_id = get_id(data, &mut pos, ctx.hash_size, what)?;
-        get_string_into(data, &mut pos, &mut u.name, what)?;
-        get_string_into(data, &mut pos, &mut u.email, what)?;
-        u.time = get_varint(data, &mut pos, what)?;
+        let who = &mut u.committer;
+        get_string_into(data, &mut pos, &mut who.name, what)?;
+        get_string_into(data, &mut pos, &mut who.email, what)?;
+        who.time = get_varint(data, &mut pos, what)?;
         let tz = get_bytes(data, &mut pos, 2, what)?;
-        u.tz_offset = i16::from_be_bytes([tz[0], tz[1]]);
+        who.tz_offset = TzOffset::from_hhmm(i16::from_be_bytes([tz[0], tz[1]]));
         get_string_into(data, &mut pos, &mut u.message, what)?;
         self.value = LogValue::Update(u);
         Ok(pos)
@@ -1007,10 +1004,12 @@ mod tests {
             value: LogValue::Update(LogUpdate {
                 old_id: id(1),
                 new_id: id(2),
-                name: b"C O Mitter".to_vec(),
-                email: b"c@example.com".to_vec(),
-                time: 1_700_000_000,
-                tz_offset: 100,
+                committer: Signature::new(
+                    "C O Mitter",
+                    "c@example.com",
+                    1_700_000_000,
+                    TzOffset::from_hhmm(100),
+                ),
                 message: b"commit: x\n".to_vec(),
             }),
         };
@@ -1034,7 +1033,7 @@ mod tests {
         empty.encode_value(&mut val, &CTX);
         let mut out = upd.clone();
         out.decode(&key, 1, &val, &CTX).unwrap();
-        assert_eq!(out.update().unwrap().name, b"");
+        assert_eq!(out.update().unwrap().committer.name, b"");
     }
 
     #[test]
@@ -1118,8 +1117,11 @@ mod tests {
             update_index: 1,
             value: LogValue::Update(LogUpdate {
                 message: Vec::with_capacity(message),
-                name: Vec::with_capacity(name),
-                email: Vec::with_capacity(email),
+                committer: Signature {
+                    name: Vec::with_capacity(name),
+                    email: Vec::with_capacity(email),
+                    ..Default::default()
+                },
                 ..Default::default()
             }),
         };
@@ -1127,7 +1129,8 @@ mod tests {
         let LogValue::Update(u) = &r.value else {
             unreachable!()
         };
-        let caps = u.message.capacity() + u.name.capacity() + u.email.capacity();
+        let caps =
+            u.message.capacity() + u.committer.name.capacity() + u.committer.email.capacity();
         assert!(caps >= 12);
         assert_eq!(r.value_bytes(), caps);
         let deletion = LogRecord {

@@ -9,26 +9,8 @@ use crate::codec::record::LogUpdate;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{HashId, ObjectId};
 use crate::refname::{is_pseudoref, is_root_ref, is_valid_refname};
+use crate::signature::{Signature, TzOffset};
 use crate::target::Target;
-
-/// One line of a files-backend reflog.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FilesLogEntry {
-    /// Old id.
-    pub old_id: ObjectId,
-    /// New id.
-    pub new_id: ObjectId,
-    /// Committer name.
-    pub name: Vec<u8>,
-    /// Committer email, without `<>`.
-    pub email: Vec<u8>,
-    /// Seconds since the epoch.
-    pub time: u64,
-    /// `±HHMM` read as a decimal number.
-    pub tz_offset: i16,
-    /// The message as written (after the tab, without the line's newline).
-    pub message: Vec<u8>,
-}
 
 /// What a files-backend `.git` directory holds: refs in name order, reflogs in the order
 /// git's migration reads them (entries oldest first).
@@ -36,8 +18,9 @@ pub struct FilesLogEntry {
 pub struct FilesRefs {
     /// Refs (root refs such as `HEAD` included), sorted by name.
     pub refs: Vec<(Vec<u8>, Target)>,
-    /// Reflogs in `logs/` walk order, each oldest entry first.
-    pub reflogs: Vec<(Vec<u8>, Vec<FilesLogEntry>)>,
+    /// Reflogs in `logs/` walk order, each oldest entry first; an entry's message is the
+    /// line's as written (after the tab, without the line's newline).
+    pub reflogs: Vec<(Vec<u8>, Vec<LogUpdate>)>,
 }
 
 /// An I/O error doing `what` to `path`.
@@ -172,7 +155,7 @@ fn walk_logs(
     dir: &Path,
     prefix: &[u8],
     hash: HashId,
-    out: &mut Vec<(Vec<u8>, Vec<FilesLogEntry>)>,
+    out: &mut Vec<(Vec<u8>, Vec<LogUpdate>)>,
 ) -> Result<()> {
     for (name, t) in sorted_entries(dir)? {
         let full = join(prefix, &name);
@@ -198,7 +181,7 @@ fn walk_logs(
 
 /// The entries of a reflog file; lines git skips (no newline, bad ids, no identity, time 0,
 /// a malformed zone) are skipped here too.
-fn parse_log(bytes: &[u8], hash: HashId) -> Vec<FilesLogEntry> {
+fn parse_log(bytes: &[u8], hash: HashId) -> Vec<LogUpdate> {
     let mut out = Vec::new();
     let mut rest = bytes;
     while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
@@ -211,7 +194,7 @@ fn parse_log(bytes: &[u8], hash: HashId) -> Vec<FilesLogEntry> {
     out
 }
 
-fn parse_log_line(line: &[u8], hash: HashId) -> Option<FilesLogEntry> {
+fn parse_log_line(line: &[u8], hash: HashId) -> Option<LogUpdate> {
     let hex = 2 * hash.size();
     let id = |b: &[u8]| std::str::from_utf8(b).ok().and_then(ObjectId::from_hex);
     if line.len() < 2 * hex + 2 || line[hex] != b' ' || line[2 * hex + 1] != b' ' {
@@ -229,21 +212,18 @@ fn parse_log_line(line: &[u8], hash: HashId) -> Option<FilesLogEntry> {
     if time == 0 {
         return None;
     }
-    let tz = after.get(sp + 1..sp + 6)?;
-    if !matches!(tz[0], b'+' | b'-') || !tz[1..].iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let magnitude: i16 = std::str::from_utf8(&tz[1..]).ok()?.parse().ok()?;
-    let tz_offset = if tz[0] == b'-' { -magnitude } else { magnitude };
+    let tz_offset = TzOffset::parse(after.get(sp + 1..sp + 6)?)?;
     let msg = &after[sp + 6..];
     let message = msg.strip_prefix(b"\t").unwrap_or(msg).to_vec();
-    Some(FilesLogEntry {
+    Some(LogUpdate {
         old_id,
         new_id,
-        name: strip_crud(&ident[..lt]),
-        email: strip_crud(&ident[lt + 1..gt]),
-        time,
-        tz_offset,
+        committer: Signature::new(
+            strip_crud(&ident[..lt]),
+            strip_crud(&ident[lt + 1..gt]),
+            time,
+            tz_offset,
+        ),
         message,
     })
 }
@@ -265,14 +245,12 @@ fn strip_crud(s: &[u8]) -> Vec<u8> {
 /// time and zone, and the message after a tab (no tab when it is empty), its trailing
 /// newline replaced by the line's.
 pub(super) fn write_log_line(out: &mut Vec<u8>, u: &LogUpdate) {
-    let sign = if u.tz_offset < 0 { '-' } else { '+' };
+    let who = &u.committer;
     out.extend_from_slice(format!("{} {} ", u.old_id, u.new_id).as_bytes());
-    out.extend_from_slice(&strip_crud(&u.name));
+    out.extend_from_slice(&strip_crud(&who.name));
     out.extend_from_slice(b" <");
-    out.extend_from_slice(&strip_crud(&u.email));
-    out.extend_from_slice(
-        format!("> {} {sign}{:04}", u.time, u.tz_offset.unsigned_abs()).as_bytes(),
-    );
+    out.extend_from_slice(&strip_crud(&who.email));
+    out.extend_from_slice(format!("> {} {}", who.time, who.tz_offset).as_bytes());
     let msg = u.message.strip_suffix(b"\n").unwrap_or(&u.message);
     if !msg.is_empty() {
         out.push(b'\t');
@@ -292,10 +270,13 @@ mod tests {
         let line = format!("{z} {a} ,Crud Name. <m@x> 1700000000 -0730\tmsg  here");
         let e = parse_log_line(line.as_bytes(), HashId::Sha1).unwrap();
         assert_eq!(
-            (e.name.as_slice(), e.email.as_slice()),
+            (e.committer.name.as_slice(), e.committer.email.as_slice()),
             (&b"Crud Name."[..], &b"m@x"[..])
         );
-        assert_eq!((e.time, e.tz_offset), (1_700_000_000, -730));
+        assert_eq!(
+            (e.committer.time, e.committer.tz_offset.hhmm()),
+            (1_700_000_000, -730)
+        );
         assert_eq!(e.message, b"msg  here");
         // No tab: the message starts right after the zone; time 0 and bad zones are skipped.
         let e =

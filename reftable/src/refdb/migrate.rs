@@ -49,8 +49,8 @@ use crate::hash::ObjectId;
 use crate::refname::is_root_ref;
 use crate::target::Target;
 
+pub use super::files::FilesRefs;
 use super::files::{io, path_of, write_log_line};
-pub use super::files::{FilesLogEntry, FilesRefs};
 use super::objects::{ObjectKind, ObjectLookup};
 use super::reflog::normalize_message;
 use super::RefDb;
@@ -138,10 +138,7 @@ fn log_records(
                 value: LogValue::Update(LogUpdate {
                     old_id: e.old_id,
                     new_id: e.new_id,
-                    name: e.name.clone(),
-                    email: e.email.clone(),
-                    time: e.time,
-                    tz_offset: e.tz_offset,
+                    committer: e.committer.clone(),
                     message,
                 }),
             });
@@ -301,7 +298,7 @@ mod tests {
                 .map(|(n, e)| {
                     let e: Vec<_> = e
                         .iter()
-                        .map(|e| FilesLogEntry {
+                        .map(|e| LogUpdate {
                             message: normalize_message(&e.message),
                             ..e.clone()
                         })

@@ -37,7 +37,7 @@ pub mod transaction;
 mod update;
 pub mod worktree;
 
-pub use migrate::{FilesLogEntry, FilesRefs};
+pub use migrate::FilesRefs;
 pub use objects::{AssumeCommits, LookupError, ObjectKind, ObjectLookup};
 pub use read::LiveRefs;
 pub use reflog::{normalize_message, Expired, ReflogNames};
@@ -57,19 +57,6 @@ pub enum LogRefs {
     Normal,
     /// `always`: every ref.
     Always,
-}
-
-/// The committer identity and time written into reflog entries.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Committer {
-    /// Name.
-    pub name: Vec<u8>,
-    /// Email, without `<>`.
-    pub email: Vec<u8>,
-    /// Seconds since the epoch.
-    pub time: u64,
-    /// Time zone as git stores it: `±HHMM` read as a decimal number (`-0700` → -700).
-    pub tz_offset: i16,
 }
 
 /// Options of a ref database. New options may come in a minor release: build them from the
@@ -122,12 +109,13 @@ impl Default for RefDbOptions {
 /// A ref database in a reftable stack directory.
 ///
 /// ```
-/// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+/// use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+/// use reftable::{Signature, TzOffset};
 /// use reftable::ObjectId;
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
-/// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+/// let me = Signature::new("C O Mitter", "c@example.com", 1700000000, TzOffset::from_hhmm(100));
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
 /// db.transaction(&[RefUpdate::create("refs/heads/main", id).message("first")], &me, &AssumeCommits).unwrap();
 /// assert_eq!(db.resolve(b"refs/heads/main").unwrap(), Some(id));

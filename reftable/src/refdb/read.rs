@@ -295,13 +295,14 @@ fn first_under(
 /// the [`Iterator`] implementation clones them.
 ///
 /// ```
-/// # use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+/// # use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+/// # use reftable::{Signature, TzOffset};
 /// # use reftable::ObjectId;
 /// # let dir = tempfile::tempdir().unwrap();
 /// # let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
 /// # let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
 /// # let u = [RefUpdate::create("refs/heads/a", id), RefUpdate::create("refs/tags/v1", id)];
-/// # db.transaction(&u, &Committer::default(), &AssumeCommits).unwrap();
+/// # db.transaction(&u, &Signature::default(), &AssumeCommits).unwrap();
 /// let mut branches = db.refs_with_prefix(b"refs/heads/").unwrap();
 /// while let Some(r) = branches.next_record().unwrap() {
 ///     assert!(r.refname.starts_with(b"refs/heads/"));

@@ -22,7 +22,8 @@ use crate::merged::MergedTable;
 
 use super::read::{NoNames, OtherWorktrees, View, WorktreeView};
 use super::reflog::normalize_message;
-use super::{show, Committer, RefDb};
+use super::{show, RefDb};
+use crate::signature::Signature;
 
 impl RefDb {
     /// Rename the ref `old` to `new` with its reflog, in one table; `message` goes into the
@@ -34,12 +35,13 @@ impl RefDb {
     /// `branch -m` then updates it with a symref update of its own (a second table):
     ///
     /// ```
-    /// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::{Signature, TzOffset};
     /// use reftable::ObjectId;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
-    /// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+    /// let me = Signature::new("C O Mitter", "c@example.com", 1700000000, TzOffset::from_hhmm(100));
     /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
     /// db.transaction(&[RefUpdate::create("refs/heads/topic", id).message("created")], &me, &AssumeCommits).unwrap();
     /// db.rename_ref(b"refs/heads/topic", b"refs/heads/renamed", b"Branch: renamed refs/heads/topic to refs/heads/renamed", &me).unwrap();
@@ -61,7 +63,7 @@ impl RefDb {
         old: &[u8],
         new: &[u8],
         message: &[u8],
-        committer: &Committer,
+        committer: &Signature,
     ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, true, Placement::Alone)
     }
@@ -74,7 +76,7 @@ impl RefDb {
         old: &[u8],
         new: &[u8],
         message: &[u8],
-        committer: &Committer,
+        committer: &Signature,
     ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, false, Placement::Alone)
     }
@@ -87,7 +89,7 @@ impl RefDb {
         old: &[u8],
         new: &[u8],
         message: &[u8],
-        committer: &Committer,
+        committer: &Signature,
         rename: bool,
         placement: Placement<'_>,
     ) -> Result<Committed> {
@@ -147,10 +149,7 @@ impl RefDb {
             value: LogValue::Update(LogUpdate {
                 old_id,
                 new_id,
-                name: committer.name.clone(),
-                email: committer.email.clone(),
-                time: committer.time,
-                tz_offset: committer.tz_offset,
+                committer: committer.clone(),
                 message: message.clone(),
             }),
         };
@@ -249,15 +248,16 @@ impl View<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+    use crate::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
     use crate::{ErrorKind, ObjectId, RefValue, StackOptions};
+    use crate::{Signature, TzOffset};
 
-    fn me(time: u64) -> Committer {
-        Committer {
+    fn me(time: u64) -> Signature {
+        Signature {
             name: b"C O Mitter".to_vec(),
             email: b"c@example.com".to_vec(),
             time,
-            tz_offset: 200,
+            tz_offset: TzOffset::from_hhmm(200),
         }
     }
 

@@ -31,7 +31,8 @@ use super::objects::{ObjectKind, ObjectLookup};
 use super::read::{SortedNames, View};
 use super::reflog::normalize_message;
 use super::update::{Expected, NewValue, RefUpdate};
-use super::{show, Committer, LogRefs, RefDb, RefDbOptions};
+use super::{show, LogRefs, RefDb, RefDbOptions};
+use crate::signature::{Signature, TzOffset};
 
 /// One update being prepared: git's `struct ref_update` with its flags spelled out.
 #[derive(Clone, Debug)]
@@ -696,7 +697,7 @@ struct TableInput<'a> {
     work: &'a [Work],
     null: ObjectId,
     update_index: u64,
-    committer: &'a Committer,
+    committer: &'a Signature,
     max_message: usize,
     /// Which refs this table holds (in a worktree, those of one of its two stacks).
     keep: &'a dyn Fn(&[u8]) -> bool,
@@ -737,12 +738,10 @@ fn write_records(
         w.add_ref(&rec)?;
         refs += 1;
     }
-    let committer = input.committer;
-    let tz_offset = if defect!(LostTzSign) {
-        committer.tz_offset.abs()
-    } else {
-        committer.tz_offset
-    };
+    let mut committer = input.committer.clone();
+    if defect!(LostTzSign) {
+        committer.tz_offset = TzOffset::from_hhmm(committer.tz_offset.hhmm().abs());
+    }
     let null = input.null;
     let mut tombstone = LogRecord {
         refname: Vec::new(),
@@ -755,10 +754,7 @@ fn write_records(
         value: LogValue::Update(LogUpdate {
             old_id: null,
             new_id: null,
-            name: committer.name.clone(),
-            email: committer.email.clone(),
-            time: committer.time,
-            tz_offset,
+            committer,
             message: Vec::new(),
         }),
     };
@@ -892,7 +888,7 @@ impl Planned<'_> {
     pub(crate) fn write_table<'a>(
         &mut self,
         mut addition: Addition<'a>,
-        committer: &Committer,
+        committer: &Signature,
         keep: &dyn Fn(&[u8]) -> bool,
     ) -> Result<PreparedTransaction<'a>> {
         let next = addition.next_update_index();
@@ -938,7 +934,7 @@ impl RefDb {
     pub fn prepare<'a>(
         &'a mut self,
         updates: &[RefUpdate],
-        committer: &Committer,
+        committer: &Signature,
         objects: &dyn ObjectLookup,
     ) -> Result<PreparedTransaction<'a>> {
         self.prepare_iter(updates.iter().cloned(), committer, objects)
@@ -950,7 +946,7 @@ impl RefDb {
     pub fn prepare_iter<'a>(
         &'a mut self,
         updates: impl IntoIterator<Item = RefUpdate>,
-        committer: &Committer,
+        committer: &Signature,
         objects: &dyn ObjectLookup,
     ) -> Result<PreparedTransaction<'a>> {
         let work = to_work(updates, self.stack.options().hash())?;
@@ -966,12 +962,13 @@ impl RefDb {
     /// atomically as one table, or refuse them all.
     ///
     /// ```
-    /// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::{Signature, TzOffset};
     /// use reftable::{ErrorKind, ObjectId, Refusal};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
-    /// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+    /// let me = Signature::new("C O Mitter", "c@example.com", 1700000000, TzOffset::from_hhmm(100));
     /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
     /// db.transaction(&[RefUpdate::create("refs/heads/main", id).message("first")], &me, &AssumeCommits).unwrap();
     /// // A second create of the same ref is refused, and the error says why.
@@ -982,7 +979,7 @@ impl RefDb {
     pub fn transaction(
         &mut self,
         updates: &[RefUpdate],
-        committer: &Committer,
+        committer: &Signature,
         objects: &dyn ObjectLookup,
     ) -> Result<Committed> {
         self.prepare(updates, committer, objects)?.commit()
@@ -991,12 +988,13 @@ impl RefDb {
     /// [`RefDb::transaction`] taking the updates by value (see [`RefDb::prepare_iter`]).
     ///
     /// ```
-    /// use reftable::refdb::{AssumeCommits, Committer, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
+    /// use reftable::{Signature, TzOffset};
     /// use reftable::ObjectId;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let mut db = RefDb::open(dir.path(), RefDbOptions::default()).unwrap();
-    /// let me = Committer { name: b"C O Mitter".to_vec(), email: b"c@example.com".to_vec(), time: 1700000000, tz_offset: 100 };
+    /// let me = Signature::new("C O Mitter", "c@example.com", 1700000000, TzOffset::from_hhmm(100));
     /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
     /// let tags = (0..1000).map(|i| RefUpdate::create(format!("refs/tags/t-{i:04}"), id));
     /// db.transaction_iter(tags, &me, &AssumeCommits).unwrap();
@@ -1005,7 +1003,7 @@ impl RefDb {
     pub fn transaction_iter(
         &mut self,
         updates: impl IntoIterator<Item = RefUpdate>,
-        committer: &Committer,
+        committer: &Signature,
         objects: &dyn ObjectLookup,
     ) -> Result<Committed> {
         self.prepare_iter(updates, committer, objects)?.commit()

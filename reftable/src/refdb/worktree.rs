@@ -48,7 +48,8 @@ use super::transaction::{
     PreparedTransaction,
 };
 use super::update::RefUpdate;
-use super::{Committer, RefDb, RefDbOptions};
+use super::{RefDb, RefDbOptions};
+use crate::signature::Signature;
 
 /// One of a linked worktree's two stacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +98,8 @@ impl OtherWorktrees for OtherStacks {
 /// for the rest, with git's rules for which ref lives where (see the [module](self) docs).
 ///
 /// ```
-/// use reftable::refdb::{AssumeCommits, Committer, RefDbOptions, RefUpdate, WorktreeRefDb};
+/// use reftable::refdb::{AssumeCommits, RefDbOptions, RefUpdate, WorktreeRefDb};
+/// use reftable::{Signature, TzOffset};
 /// use reftable::ObjectId;
 ///
 /// let common = tempfile::tempdir().unwrap(); // $GIT_COMMON_DIR, the main `.git`
@@ -105,7 +107,7 @@ impl OtherWorktrees for OtherStacks {
 /// std::fs::create_dir_all(&git_dir).unwrap();
 /// let mut wt = WorktreeRefDb::open(common.path(), &git_dir, RefDbOptions::default()).unwrap();
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
-/// let me = Committer::default();
+/// let me = Signature::default();
 /// wt.transaction(&[RefUpdate::create("refs/heads/topic", id)], &me, &AssumeCommits).unwrap();
 /// wt.transaction(
 ///     &[
@@ -312,7 +314,7 @@ impl WorktreeRefDb {
         old: &[u8],
         new: &[u8],
         message: &[u8],
-        committer: &Committer,
+        committer: &Signature,
     ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, true)
     }
@@ -324,7 +326,7 @@ impl WorktreeRefDb {
         old: &[u8],
         new: &[u8],
         message: &[u8],
-        committer: &Committer,
+        committer: &Signature,
     ) -> Result<Committed> {
         self.move_ref(old, new, message, committer, false)
     }
@@ -334,7 +336,7 @@ impl WorktreeRefDb {
         old: &[u8],
         new: &[u8],
         message: &[u8],
-        committer: &Committer,
+        committer: &Signature,
         rename: bool,
     ) -> Result<Committed> {
         writable_in_worktree(new)?;
@@ -474,7 +476,7 @@ impl<'a> Slots<'a> {
     fn write(
         mut self,
         planned: &mut Planned<'_>,
-        committer: &Committer,
+        committer: &Signature,
     ) -> Result<PreparedWorktreeTransaction<'a>> {
         let mut parts = Vec::with_capacity(self.order.len());
         for which in self.order {
@@ -499,7 +501,7 @@ impl WorktreeRefDb {
     pub fn prepare<'a>(
         &'a mut self,
         updates: &[RefUpdate],
-        committer: &Committer,
+        committer: &Signature,
         objects: &dyn ObjectLookup,
     ) -> Result<PreparedWorktreeTransaction<'a>> {
         let opts = self.common.opts;
@@ -536,7 +538,7 @@ impl WorktreeRefDb {
     pub fn transaction(
         &mut self,
         updates: &[RefUpdate],
-        committer: &Committer,
+        committer: &Signature,
         objects: &dyn ObjectLookup,
     ) -> Result<Committed> {
         self.prepare(updates, committer, objects)?.commit()
@@ -569,7 +571,7 @@ mod tests {
     fn setup() -> (tempfile::TempDir, WorktreeRefDb) {
         let dir = tempfile::tempdir().unwrap();
         let mut main = RefDb::open(dir.path().join("reftable"), opts()).unwrap();
-        let me = Committer::default();
+        let me = Signature::default();
         let u = [
             RefUpdate::create("refs/heads/main", id(1)),
             RefUpdate::create("refs/heads/wtb", id(2)),
@@ -600,7 +602,7 @@ mod tests {
             RefUpdate::create("ORIG_HEAD", id(3)),
         ];
         let tx = wt
-            .prepare(&u, &Committer::default(), &AssumeCommits)
+            .prepare(&u, &Signature::default(), &AssumeCommits)
             .unwrap();
         assert_eq!(tx.order(), [WorktreeStack::Common, WorktreeStack::Own]);
         let common = tx.part(WorktreeStack::Common).unwrap();
@@ -624,7 +626,7 @@ mod tests {
     #[test]
     fn the_branch_of_head_logs_to_the_worktrees_head_only() {
         let (_d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         let u = [RefUpdate::update("refs/heads/wtb", id(4), Some(id(2))).message("m")];
         let tx = wt.prepare(&u, &me, &AssumeCommits).unwrap();
         // The worktree's stack is locked after the checks, for HEAD's entry.
@@ -648,7 +650,7 @@ mod tests {
     #[test]
     fn a_locked_worktree_stack_blocks_only_what_writes_to_it() {
         let (d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         let lock = d.path().join("worktrees/wt/reftable/tables.list.lock");
         std::fs::write(&lock, b"").unwrap();
         let shared = [RefUpdate::create("refs/heads/other", id(6))];
@@ -690,7 +692,7 @@ mod tests {
     #[test]
     fn listings_merge_the_stacks_as_git_selects() {
         let (_d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         // A shared name in the worktree's stack shadows the common one (git never writes
         // one there; a crafted stack can have it).
         let n = wt.own.stack.next_update_index();
@@ -737,7 +739,7 @@ mod tests {
     #[test]
     fn name_checks_span_both_stacks() {
         let (_d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         wt.transaction(
             &[RefUpdate::create("refs/bisect/x", id(3))],
             &me,
@@ -777,7 +779,7 @@ mod tests {
     #[test]
     fn writes_through_other_worktrees_names_are_refused() {
         let (_d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         for name in [
             "main-worktree/refs/bisect/m",
             "worktrees/wt/refs/bisect/y",
@@ -808,7 +810,7 @@ mod tests {
     #[test]
     fn a_branch_rename_reads_and_logs_the_common_stacks_head() {
         let (_d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         wt.rename_ref(b"refs/heads/wtb", b"refs/heads/wtb2", b"renamed", &me)
             .unwrap();
         assert_eq!(wt.resolve(b"refs/heads/wtb2").unwrap(), Some(id(2)));
@@ -846,7 +848,7 @@ mod tests {
     #[test]
     fn a_move_across_stacks_reads_the_old_ref_in_the_new_names_stack() {
         let (_d, mut wt) = setup();
-        let me = Committer::default();
+        let me = Signature::default();
         let own = RefUpdate::create("refs/bisect/x", id(3));
         wt.transaction(&[own], &me, &AssumeCommits).unwrap();
         for (old, new) in [

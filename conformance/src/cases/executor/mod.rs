@@ -29,7 +29,9 @@ use coprocs::{UpdateRefs, VERIFIER, WORKTREE};
 
 use std::path::{Path, PathBuf};
 
-use reftable::refdb::{Committer, RefDb};
+use reftable::refdb::RefDb;
+
+use reftable::Signature;
 use reftable::{HashId, ObjectId};
 
 use crate::cases::outcome::CaseResult;
@@ -170,7 +172,7 @@ impl<'e> Executor<'e> {
         self.null
     }
 
-    pub(crate) fn committer(&self) -> Committer {
+    pub(crate) fn committer(&self) -> Signature {
         crate::git::driver::committer_at(self.tick)
     }
 
