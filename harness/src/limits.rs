@@ -21,7 +21,7 @@
 //!   A length field that made the library allocate what it *says* (up to 2^64) instead of
 //!   what the input *holds* blows through it at once.
 
-use reftable::Stats;
+use reftable::table::Stats;
 
 /// Fewest bytes of block content one record can take.
 pub const MIN_RECORD_BYTES: u64 = 2;

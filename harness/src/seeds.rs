@@ -7,9 +7,10 @@ use reftable::codec::block::{parse_block, BlockCursor, BlockInfo};
 use reftable::codec::format::BlockType;
 use reftable::codec::record::CodecContext;
 use reftable::codec::record::{IndexRecord, ObjRecord, Record};
+use reftable::table::Stats;
 use reftable::{
-    HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Stats, Table,
-    WriteOptions, Writer,
+    HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Table, WriteOptions,
+    Writer,
 };
 
 use crate::stack_input::StackInput;

@@ -23,7 +23,8 @@ use std::path::Path;
 
 use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
 
-use reftable::{ObjectId, StackOptions, Stats};
+use reftable::table::Stats;
+use reftable::{ObjectId, StackOptions};
 use reftable::{Signature, TzOffset};
 use serde::{Deserialize, Serialize};
 

@@ -52,7 +52,7 @@ pub struct Series {
     pub exponent_seconds: Option<f64>,
     /// Growth exponent of the records decoded past the seeks.
     pub exponent_scan: Option<f64>,
-    /// Every counter at each size, exactly: each [`reftable::Stats`] field of the measured
+    /// Every counter at each size, exactly: each [`reftable::table::Stats`] field of the measured
     /// operations, `seek.<field>` for their seeks alone, and `tables` (tables in the stack
     /// after the run). The CI baseline holds these exactly. Empty for git.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

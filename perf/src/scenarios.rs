@@ -17,9 +17,10 @@ use std::time::Instant;
 
 use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
 
+use reftable::table::Stats;
 use reftable::{
     ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Result,
-    Stack, StackOptions, Stats, Table,
+    Stack, StackOptions, Table,
 };
 use reftable::{Signature, TzOffset};
 

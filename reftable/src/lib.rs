@@ -28,9 +28,10 @@
 //!   for which ref lives where.
 //! - Single tables: [`Table`] to read, [`Writer`] to write; [`MergedTable`] for several.
 //! - Checking a table or a stack deeply, every problem with its file and offset: [`fsck`].
-//! - Looking inside tables (dumps, verifiers, fuzzers): [`walk`] and the [`codec`] layer.
+//! - Looking inside tables (dumps, verifiers, fuzzers): [`walk`], and with the `unstable-codec`
+//!   feature the encoding layer itself, `codec` (outside semver: it may change in any release).
 //!
-//! The read path, one module a step, each using only those before it: [`codec`]
+//! The read path, one module a step, each using only those before it: `codec`
 //! (`varint` → `format` → `record` → `block`) → [`table`] → [`merged`] →
 //! [`stack_reader`] → [`stack`] → [`refdb`]. Writing mirrors it: `codec::block_writer` →
 //! [`Writer`] → [`Stack`] → [`RefDb`].
@@ -120,7 +121,12 @@ macro_rules! planted {
 }
 
 mod bytes;
+#[cfg(feature = "unstable-codec")]
 pub mod codec;
+// Without the feature the layer is the crate's own; what only tools outside call goes unused.
+#[cfg(not(feature = "unstable-codec"))]
+#[allow(dead_code, unused_imports)]
+mod codec;
 mod error;
 pub mod fsck;
 mod hash;
@@ -153,7 +159,6 @@ pub use refdb::{RefDb, RefDbOptions, RefUpdate};
 pub use signature::{Signature, TzOffset};
 pub use stack::{Committed, Outdated, Stack, StackOptions};
 pub use stack_reader::StackReader;
-pub use stats::Stats;
 pub use table::Table;
 pub use target::Target;
 pub use writer::{SectionStats, WriteOptions, Writer, WriterStats};

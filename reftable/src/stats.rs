@@ -9,9 +9,9 @@ use std::ops::AddAssign;
 /// Work counters. Iterators keep their own; tables and stacks add up what their iterators did.
 ///
 /// ```
-/// let mut a = reftable::Stats::default();
+/// let mut a = reftable::table::Stats::default();
 /// a.records_decoded += 3;
-/// let mut b = reftable::Stats::default();
+/// let mut b = reftable::table::Stats::default();
 /// b.blocks_read = 1;
 /// a += b;
 /// assert_eq!((a.records_decoded, a.blocks_read), (3, 1));
@@ -51,7 +51,7 @@ impl Stats {
     /// baselines).
     ///
     /// ```
-    /// let mut s = reftable::Stats::default();
+    /// let mut s = reftable::table::Stats::default();
     /// s.blocks_read = 2;
     /// assert!(s.counters().contains(&("blocks_read", 2)));
     /// ```
@@ -74,7 +74,7 @@ impl Stats {
     /// What was counted since `before` (each counter, saturating at 0).
     ///
     /// ```
-    /// let (mut before, mut after) = (reftable::Stats::default(), reftable::Stats::default());
+    /// let (mut before, mut after) = (reftable::table::Stats::default(), reftable::table::Stats::default());
     /// (before.records_decoded, after.records_decoded) = (5, 8);
     /// assert_eq!(after.since(before).records_decoded, 3);
     /// ```

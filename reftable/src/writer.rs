@@ -41,7 +41,7 @@ use crate::hash::{HashId, ObjectId};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WriteOptions {
-    /// Block size in bytes; 0 means 4096. At most [`MAX_BLOCK_SIZE`].
+    /// Block size in bytes; 0 means 4096. At most [`MAX_BLOCK_SIZE`](crate::table::MAX_BLOCK_SIZE).
     pub block_size: u32,
     /// A restart point every this many records; 0 means 16.
     pub restart_interval: u16,
@@ -230,7 +230,8 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// Like [`Writer::new`], but rejects a block size above [`MAX_BLOCK_SIZE`] at once.
+    /// Like [`Writer::new`], but rejects a block size above
+    /// [`MAX_BLOCK_SIZE`](crate::table::MAX_BLOCK_SIZE) at once.
     pub fn try_new(out: W, opts: WriteOptions) -> Result<Writer<W>> {
         check_options(&opts)?;
         Ok(Writer::new(out, opts))

@@ -281,7 +281,7 @@ fn index_cycles_are_rejected() {
     // A table with a ref index; point the root's last entry at the root itself.
     let (mut b, root) = indexed_table();
     assert!(root > 0);
-    let (mut stats, mut scratch) = (reftable::Stats::default(), Vec::new());
+    let (mut stats, mut scratch) = (reftable::table::Stats::default(), Vec::new());
     let info = parse_block(
         &b[root..],
         root as u64,

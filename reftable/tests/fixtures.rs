@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use reftable::codec::record::Record;
+use reftable::table::Record;
 use reftable::{
     HashId, LogRecord, LogValue, MergedTable, RefRecord, RefValue, Table, WriteOptions, Writer,
 };
@@ -229,11 +229,11 @@ fn each_table_reencodes_byte_identically() {
 
 /// Type and inflated bytes of every non-index block (index blocks hold offsets, which move
 /// when a compressed log block has another length).
-fn block_contents(t: &Table) -> Vec<(reftable::codec::format::BlockType, Vec<u8>)> {
+fn block_contents(t: &Table) -> Vec<(reftable::table::BlockType, Vec<u8>)> {
     let hs = t.info().header_size();
     t.blocks()
         .map(|b| b.unwrap())
-        .filter(|b| b.block_type != reftable::codec::format::BlockType::Index)
+        .filter(|b| b.block_type != reftable::table::BlockType::Index)
         .map(|b| {
             let ho = if b.offset == 0 { hs } else { 0 };
             let blk = reftable::codec::block::Block::parse(

@@ -1,8 +1,8 @@
 //! `fsck`: the rules a stack or table breaks that only the check sees (the readers take such
 //! input without complaint), one test per rule of git's writer.
 
-use reftable::codec::format::BlockType;
 use reftable::fsck::{self, FindingKind};
+use reftable::table::BlockType;
 use reftable::{ObjectId, RefRecord, RefValue, Table, WriteOptions, Writer};
 
 fn id(b: u8) -> ObjectId {

@@ -1,6 +1,6 @@
 //! Exact block layouts git's own tests pin, reproduced by our writer.
 
-use reftable::codec::format::BlockType;
+use reftable::table::BlockType;
 use reftable::{HashId, ObjectId, RefRecord, RefValue, Table, WriteOptions, Writer};
 
 /// git's `block_iterator` unit test: 500 refs `refs/heads/branch-000`..`499` pointing at the

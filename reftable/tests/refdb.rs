@@ -318,7 +318,7 @@ fn pack_refs_compacts_prunes_and_keeps_other_files() {
     assert!(t
         .refs()
         .unwrap()
-        .all(|r| !reftable::codec::record::Record::is_deletion(&r.unwrap())));
+        .all(|r| !reftable::table::Record::is_deletion(&r.unwrap())));
     assert_eq!(live(&d).len(), 4);
     // Auto-compaction keeps a growing stack small.
     let dir2 = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use reftable::codec::format::BlockType;
+use reftable::table::BlockType;
 use reftable::walk;
 use reftable::{
     ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, RefRecord, RefValue, Table,

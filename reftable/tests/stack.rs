@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use reftable::codec::record::Record;
 use reftable::stack::LogExpiry;
+use reftable::table::Record;
 use reftable::{
     Committed, ErrorKind, HashId, LogRecord, LogUpdate, LogValue, ObjectId, Outdated, RefRecord,
     RefValue, Stack, StackOptions, WriteOptions,

@@ -9,7 +9,8 @@ use reftable::codec::block::{parse_block, BlockCursor, BlockInfo};
 use reftable::codec::format::BlockType;
 use reftable::codec::record::CodecContext;
 use reftable::codec::record::{IndexRecord, ObjRecord, Record};
-use reftable::{HashId, LogRecord, RefRecord, Stats};
+use reftable::table::Stats;
+use reftable::{HashId, LogRecord, RefRecord};
 
 use crate::{alloc, limits};
 

@@ -5,7 +5,8 @@
 use arbitrary::Arbitrary;
 use reftable::codec::record::Record;
 use reftable::merged::MergedIter;
-use reftable::{MergedTable, Result, Stats};
+use reftable::table::Stats;
+use reftable::{MergedTable, Result};
 
 use crate::build::TableRecords;
 use crate::inputs::{FuzzLog, FuzzOptions, FuzzRef, Name};

@@ -10,7 +10,8 @@
 //! file many times, and each listing is a table of its own.
 
 use reftable::codec::record::Record;
-use reftable::{LogRecord, MergedTable, RefRecord, Result, StackReader, Stats, Table};
+use reftable::table::Stats;
+use reftable::{LogRecord, MergedTable, RefRecord, Result, StackReader, Table};
 
 use crate::model::StackModel;
 use crate::stack_input::StackInput;

@@ -13,7 +13,8 @@ use reftable::codec::record::{ObjRecord, Record};
 use reftable::table::TableIter;
 use std::ops::ControlFlow;
 
-use reftable::{LogRecord, MergedTable, ObjectId, RefRecord, Stats, Table};
+use reftable::table::Stats;
+use reftable::{LogRecord, MergedTable, ObjectId, RefRecord, Table};
 
 use crate::{alloc, limits};
 

@@ -28,8 +28,9 @@ mod sealed {
 
 /// A record type stored in one kind of block.
 ///
-/// Implemented by [`RefRecord`], [`LogRecord`], [`ObjRecord`] and [`IndexRecord`] (and
-/// sealed: the format has these four); the block and table iterators are generic over it.
+/// Implemented by [`RefRecord`], [`LogRecord`], and the index layer's `ObjRecord` and
+/// `IndexRecord` (and sealed: the format has these four); the block and table iterators are
+/// generic over it. Its encoding methods take the codec's context (`unstable-codec`).
 pub trait Record: sealed::Sealed + Clone + Default + fmt::Debug + Send + Sync + 'static {
     /// The block type this record lives in.
     const BLOCK_TYPE: BlockType;

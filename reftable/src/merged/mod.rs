@@ -53,7 +53,7 @@ pub const INFLATE_BUDGET: usize = 32 << 20;
 /// let live: Vec<_> = merged.refs().unwrap().map(|r| r.unwrap())
 ///     .filter(|r| !r.is_deletion()).map(|r| r.refname).collect();
 /// assert_eq!(live, [b"b".to_vec()]);
-/// # use reftable::codec::record::Record;
+/// # use reftable::table::Record;
 /// ```
 #[derive(Clone, Debug)]
 pub struct MergedTable {

@@ -24,6 +24,10 @@ mod seek;
 #[cfg(test)]
 mod testing;
 
+pub use crate::codec::block::BlockInfo;
+pub use crate::codec::format::{BlockType, MAX_BLOCK_SIZE};
+pub use crate::codec::record::Record;
+pub use crate::stats::Stats;
 pub(crate) use budget::Budget;
 pub use info::{Section, TableInfo};
 pub use iter::TableIter;
