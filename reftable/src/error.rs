@@ -45,8 +45,7 @@ pub enum ErrorKind {
     /// A ref transaction was refused because a new value names a missing object, or a
     /// non-commit for a branch.
     InvalidObject,
-    /// The caller's [`ObjectLookup`](crate::refdb::ObjectLookup) failed (its error is the
-    /// source).
+    /// The caller's object lookup (`refdb::ObjectLookup`) failed (its error is the source).
     ObjectLookup,
 }
 

@@ -133,6 +133,7 @@ mod hash;
 mod leaf_index;
 mod lock;
 pub mod merged;
+#[cfg(feature = "refdb")]
 pub mod refdb;
 pub mod refname;
 mod signature;
@@ -155,6 +156,7 @@ pub use codec::ref_view::{RefValueView, RefView};
 pub use error::{Error, ErrorKind, RefState, Refusal, Result};
 pub use hash::{HashId, ObjectId};
 pub use merged::MergedTable;
+#[cfg(feature = "refdb")]
 pub use refdb::{RefDb, RefDbOptions, RefUpdate};
 pub use signature::{Signature, TzOffset};
 pub use stack::{Committed, Outdated, Stack, StackOptions};

@@ -72,6 +72,7 @@ pub fn is_pseudoref(name: &[u8]) -> bool {
 
 /// git's root refs: upper case and `_` only, not a pseudoref, and `HEAD`, a name ending in
 /// `_HEAD` or one of the few others git keeps at the top.
+#[cfg_attr(not(feature = "refdb"), allow(dead_code))]
 pub(crate) fn is_root_ref(name: &[u8]) -> bool {
     let syntax = !name.is_empty() && name.iter().all(|&c| c.is_ascii_uppercase() || c == b'_');
     let known = [

@@ -7,7 +7,7 @@ use crate::codec::record::{LogRecord, Record};
 use crate::error::Result;
 
 /// The log records of one ref, newest first, without tombstones (and, from
-/// [`crate::RefDb::reflog`], without the existence marker). [`RefLog::next_record`] lends
+/// the ref database's `RefDb::reflog`, without the existence marker). [`RefLog::next_record`] lends
 /// each record; the [`Iterator`] implementation clones.
 #[derive(Debug)]
 pub struct RefLog {
@@ -29,6 +29,7 @@ impl RefLog {
     }
 
     /// No records (a name no stack holds); `merged` only gives the iterator a table set.
+    #[cfg_attr(not(feature = "refdb"), allow(dead_code))]
     pub(crate) fn none(merged: &MergedTable) -> Result<RefLog> {
         let mut e = RefLog::of(merged, b"", true)?;
         e.done = true;
