@@ -35,7 +35,7 @@ fn committer() -> Signature {
 }
 
 fn open(dir: &Path, auto: bool) -> RefDb {
-    RefDb::open(
+    RefDb::open_or_create(
         dir,
         RefDbOptions::default().stack(
             StackOptions::default()

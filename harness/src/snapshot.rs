@@ -107,7 +107,7 @@ impl Snapshot {
         dir: &Path,
         opts: reftable::refdb::RefDbOptions,
     ) -> reftable::Result<Snapshot> {
-        let db = RefDb::open(dir, opts)?;
+        let db = RefDb::open_or_create(dir, opts)?;
         Snapshot::of_refdb(&db)
     }
 

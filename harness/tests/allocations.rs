@@ -27,7 +27,7 @@ fn name(i: usize) -> Vec<u8> {
 fn stack(n: usize, tables: usize) -> (tempfile::TempDir, Stack) {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = StackOptions::default().auto_compaction(false).fsync(false);
-    let mut st = Stack::open(dir.path(), opts).expect("open");
+    let mut st = Stack::open_or_create(dir.path(), opts).expect("open");
     for t in 0..tables {
         st.add(|w, ui| {
             w.set_limits(ui, ui)?;

@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
         b.iter_with_setup(
             || {
                 let dir = tempfile::tempdir().expect("tempdir");
-                let mut st = Stack::open(dir.path(), opts).expect("stack");
+                let mut st = Stack::open_or_create(dir.path(), opts).expect("stack");
                 for t in 0..16usize {
                     st.add(|w, ui| {
                         w.set_limits(ui, ui)?;

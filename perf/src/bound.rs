@@ -139,7 +139,7 @@ mod tests {
             if options.contains("hash=sha256") {
                 opts.write.hash = HashId::Sha256;
             }
-            let st = Stack::open(&stack, opts).unwrap();
+            let st = Stack::open_or_create(&stack, opts).unwrap();
             let (mut ops, mut h) = (0u64, 0u64);
             let mut it = st.merged().refs().unwrap();
             while let Some(r) = it.next_record().unwrap() {

@@ -530,7 +530,7 @@ impl OursRun {
             self.scenario,
             GitScenario::AutoCompaction | GitScenario::Transactions
         );
-        RefDb::open(
+        RefDb::open_or_create(
             dir,
             // The library's defaults (fsync on), as a user gets them; git syncs reftables
             // only when `core.fsync` names references, which its default does not.

@@ -366,7 +366,7 @@ pub const OPS: usize = 64;
 
 fn open(cfg: Config) -> Result<(tempfile::TempDir, RefDb)> {
     let dir = tempfile::tempdir().map_err(|e| reftable::Error::io(e, "create temp dir"))?;
-    let db = RefDb::open(
+    let db = RefDb::open_or_create(
         dir.path(),
         RefDbOptions::default().stack(cfg.stack_options()),
     )?;

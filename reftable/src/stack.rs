@@ -214,11 +214,32 @@ pub fn suggest_compaction_segment(sizes: &[u64], factor: u8) -> Option<(usize, u
 }
 
 impl Stack {
-    /// Open the stack in `dir` (created if missing) and load its tables.
+    /// Open the stack in the directory `dir` and load its tables. A directory without
+    /// `tables.list` is an empty stack, as git reads it.
+    ///
+    /// Errors: [`ErrorKind::NotExist`](crate::ErrorKind::NotExist) when `dir` is missing
+    /// ([`Stack::open_or_create`] creates it).
     pub fn open(dir: impl AsRef<Path>, opts: StackOptions) -> Result<Stack> {
-        let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::io(e, "create stack directory").in_file(&dir))?;
+        let dir = dir.as_ref();
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => Stack::load(dir.to_path_buf(), opts),
+            Ok(_) => Err(
+                Error::new(ErrorKind::Io, "the stack directory is not a directory").in_file(dir),
+            ),
+            Err(e) => Err(Error::io(e, "open stack directory").in_file(dir)),
+        }
+    }
+
+    /// Open the stack in `dir`, creating the directory (and its parents) when missing, as
+    /// `git init --ref-format=reftable` does; an existing stack is opened as it is.
+    pub fn open_or_create(dir: impl AsRef<Path>, opts: StackOptions) -> Result<Stack> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(e, "create stack directory").in_file(dir))?;
+        Stack::load(dir.to_path_buf(), opts)
+    }
+
+    fn load(dir: PathBuf, opts: StackOptions) -> Result<Stack> {
         let mut stack = Stack {
             list_path: dir.join("tables.list"),
             dir,

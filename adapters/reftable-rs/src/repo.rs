@@ -139,7 +139,7 @@ impl Repo {
         opts.protect_dangling_symrefs = version.map_or(true, |v| v >= (2, 52, 0));
         // git stopped checking the old value of log-only updates in 2.51.1.
         opts.check_log_only_old_values = version.is_some_and(|v| v < (2, 51, 1));
-        let db = RefDb::open(gitdir.join("reftable"), opts)?;
+        let db = RefDb::open_or_create(gitdir.join("reftable"), opts)?;
         Ok(Repo {
             gitdir: gitdir.to_path_buf(),
             db,

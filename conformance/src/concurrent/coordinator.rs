@@ -66,7 +66,7 @@ fn sample(env: &Env, repo: &Path, through_git: bool) -> Sample {
         };
     }
     let stack = repo.join(".git/reftable");
-    match reftable::refdb::RefDb::open(&stack, refdb_options(false)).and_then(|db| {
+    match reftable::refdb::RefDb::open_or_create(&stack, refdb_options(false)).and_then(|db| {
         let s = Snapshot::of_refdb(&db)?;
         Ok((s, db.stack().next_update_index().saturating_sub(1)))
     }) {

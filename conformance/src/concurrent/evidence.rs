@@ -80,8 +80,8 @@ fn trim_nl(m: &[u8]) -> String {
 
 /// Every reflog update record of the stack in `stack`: (ref, update index, message).
 fn log_records(stack: &Path) -> Result<Vec<(String, u64, String)>, String> {
-    let db =
-        reftable::refdb::RefDb::open(stack, refdb_options(false)).map_err(|e| format!("{e:#}"))?;
+    let db = reftable::refdb::RefDb::open_or_create(stack, refdb_options(false))
+        .map_err(|e| format!("{e:#}"))?;
     let mut it = db.stack().merged().logs().map_err(|e| format!("{e:#}"))?;
     let mut out = Vec::new();
     while let Some(l) = it.next_record().map_err(|e| format!("{e:#}"))? {

@@ -348,12 +348,16 @@ impl<'a> Worker<'a> {
         match spec.kind {
             WriterKind::Git => {
                 w.git = Some(Git::find(Some(&spec.git))?);
-                w.reader =
-                    Some(RefDb::open(&stack, refdb_options(false)).map_err(|e| format!("{e:#}"))?);
+                w.reader = Some(
+                    RefDb::open_or_create(&stack, refdb_options(false))
+                        .map_err(|e| format!("{e:#}"))?,
+                );
             }
             WriterKind::Ours => {
-                w.ours =
-                    Some(RefDb::open(&stack, refdb_options(true)).map_err(|e| format!("{e:#}"))?);
+                w.ours = Some(
+                    RefDb::open_or_create(&stack, refdb_options(true))
+                        .map_err(|e| format!("{e:#}"))?,
+                );
             }
             WriterKind::Impl => w.imp = Some(ImplWriter::open(spec)?),
         }

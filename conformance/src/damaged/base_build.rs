@@ -58,7 +58,7 @@ fn make_base(
         }
     }
     let stack = git_dir.join("reftable");
-    let db = RefDb::open(&stack, db_options(hash)).map_err(|e| format!("{e:#}"))?;
+    let db = RefDb::open_or_create(&stack, db_options(hash)).map_err(|e| format!("{e:#}"))?;
     let (picked, reflog_name) = looked_up_names(&db)?;
     let all_sites = stack_sites(&stack)?;
     let mut base = Base {

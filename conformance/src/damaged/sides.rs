@@ -62,7 +62,7 @@ pub(crate) fn run_git(
 /// entries; refs-verify: every ref and log record; pack-refs: compaction).
 fn ours_one(command: &str, dir: &Path, base: &Base) -> Result<String, String> {
     let e = |e: reftable::Error| format!("{e:#}");
-    let mut db = RefDb::open(dir, db_options(base.hash)).map_err(e)?;
+    let mut db = RefDb::open_or_create(dir, db_options(base.hash)).map_err(e)?;
     let mut out = String::new();
     match command {
         "for-each-ref" => {

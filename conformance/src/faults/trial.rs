@@ -173,7 +173,7 @@ impl OpUnderTest<'_> {
                 let o = refdb_options(&self.opts, self.env.profile.rules, false);
                 let u = RefUpdate::update(NEXT_REF, commit, None);
                 let c = committer_at(self.tick + 1);
-                RefDb::open(repo.join(".git/reftable"), o)
+                RefDb::open_or_create(repo.join(".git/reftable"), o)
                     .and_then(|mut db| db.transaction(&[u], &c, &PoolObjects(pool)))
                     .err()
                     .map(|e| format!("{e:#}"))

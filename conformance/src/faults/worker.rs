@@ -116,7 +116,7 @@ pub fn run_worker(path: &Path) -> i32 {
 
 fn apply(spec: &WorkerSpec, pool: &Pool) -> WorkerOutcome {
     let opts = ours::refdb_options(&spec.opts, spec.rules, spec.fsync);
-    let mut db = match RefDb::open(&spec.stack, opts) {
+    let mut db = match RefDb::open_or_create(&spec.stack, opts) {
         Ok(db) => db,
         Err(e) => {
             let r = ours::our_refusal(&e);

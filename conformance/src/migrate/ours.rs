@@ -48,7 +48,8 @@ impl OurStack {
     /// the stack: the one table that makes.
     pub(crate) fn import(&self, env: &Env, files: &Path) -> Result<Vec<u8>, String> {
         let refs = FilesRefs::read(&files.join(".git"), self.hash).map_err(|e| format!("{e:#}"))?;
-        let mut db = RefDb::open(&self.dir, self.options).map_err(|e| format!("{e:#}"))?;
+        let mut db =
+            RefDb::open_or_create(&self.dir, self.options).map_err(|e| format!("{e:#}"))?;
         db.import(&refs, &PoolObjects(&env.pool(self.hash).pool))
             .map_err(|e| format!("{:?}: {e:#}", e.kind()))?;
         only_table(&self.dir)
@@ -56,7 +57,7 @@ impl OurStack {
 
     /// Write the stack's refs and reflogs as a files layout into `to`.
     pub(crate) fn export(&self, env: &Env, to: &Path) -> reftable::Result<()> {
-        RefDb::open(&self.dir, self.options)
+        RefDb::open_or_create(&self.dir, self.options)
             .and_then(|db| db.export_files(to, &PoolObjects(&env.pool(self.hash).pool)))
     }
 }

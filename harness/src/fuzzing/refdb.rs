@@ -113,7 +113,7 @@ fn run(data: &[u8], cov: &mut Coverage) -> AResult<()> {
     };
     let auto_compaction: bool = u.arbitrary()?;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut db = RefDb::open(
+    let mut db = RefDb::open_or_create(
         dir.path(),
         RefDbOptions::default()
             .stack(

@@ -165,7 +165,7 @@ fn many_tables(dir: &Path) -> Res<()> {
 fn stack_scale(dir: &Path) -> Res<()> {
     use reftable::stack::{Stack, StackOptions};
     let t = std::time::Instant::now();
-    let mut st = Stack::open(dir.join("reftable"), StackOptions::default())?;
+    let mut st = Stack::open_or_create(dir.join("reftable"), StackOptions::default())?;
     println!("open {} tables: {:.2?}", st.tables().len(), t.elapsed());
     let t = std::time::Instant::now();
     st.reload()?;

@@ -82,7 +82,7 @@ fn main() -> Res<()> {
         .transpose()?
         .unwrap_or(10_000);
     let opts = StackOptions::default().auto_compaction(false);
-    let stack = Stack::open(dir, opts)?;
+    let stack = Stack::open_or_create(dir, opts)?;
     let mut n = 0usize;
     let report = |name: &str, m: (f64, f64, u64, u64)| {
         println!("{name} {:.1} {:.1} {} {}", m.0, m.1, m.2, m.3);
@@ -163,7 +163,7 @@ fn main() -> Res<()> {
     })?;
     report("iterate-cloned", m);
 
-    let db = RefDb::open(dir, RefDbOptions::default().stack(opts))?;
+    let db = RefDb::open_or_create(dir, RefDbOptions::default().stack(opts))?;
     let m = measure(reps, || {
         let (mut ops, mut h) = (0u64, 0u64);
         let mut it = db.refs()?;

@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match mode {
         "write" => {
             let n = num(3, 1_000_000)?;
-            let mut stack = Stack::open(dir, opts())?;
+            let mut stack = Stack::open_or_create(dir, opts())?;
             stack.add(|w, ui| {
                 w.set_limits(ui, ui)?;
                 let mut rec = RefRecord::new(Vec::new(), ui, RefValue::Object(id));
@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             use reftable::refdb::{AssumeCommits, RefDb, RefDbOptions, RefUpdate};
             use reftable::{Signature, TzOffset};
             let n = num(3, 1_000_000)?;
-            let mut db = RefDb::open(dir, RefDbOptions::default().stack(opts()))?;
+            let mut db = RefDb::open_or_create(dir, RefDbOptions::default().stack(opts()))?;
             // Generated as the transaction consumes them: no second copy of a million updates.
             let updates = (0..n).map(|i| RefUpdate::create(name(i), id));
             let me = Signature {
@@ -73,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             db.transaction_iter(updates, &me, &AssumeCommits)?;
         }
         "iterate" => {
-            let stack = Stack::open(dir, opts())?;
+            let stack = Stack::open_or_create(dir, opts())?;
             let out = std::io::stdout();
             let mut out = BufWriter::with_capacity(1 << 16, out.lock());
             let mut it = stack.merged().refs()?;
@@ -90,7 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "seek" => {
             let k = num(3, 10_000)?;
             let n = num(4, 1_000_000)?;
-            let stack = Stack::open(dir, opts())?;
+            let stack = Stack::open_or_create(dir, opts())?;
             // xorshift: a fixed pseudo-random sequence of existing names.
             let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
             let t = Instant::now();

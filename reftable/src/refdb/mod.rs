@@ -133,10 +133,22 @@ pub(crate) fn show(name: &[u8]) -> String {
 }
 
 impl RefDb {
-    /// Open (or create) the ref database whose stack lives in `dir` (`.git/reftable`).
+    /// Open the ref database whose stack lives in the directory `dir` (`.git/reftable`).
+    ///
+    /// Errors: [`ErrorKind::NotExist`](crate::ErrorKind::NotExist) when `dir` is missing
+    /// ([`RefDb::open_or_create`] creates it).
     pub fn open(dir: impl AsRef<Path>, opts: RefDbOptions) -> Result<RefDb> {
         Ok(RefDb {
             stack: Stack::open(dir, opts.stack)?,
+            opts,
+        })
+    }
+
+    /// Open the ref database in `dir`, creating the directory when missing
+    /// ([`Stack::open_or_create`]).
+    pub fn open_or_create(dir: impl AsRef<Path>, opts: RefDbOptions) -> Result<RefDb> {
+        Ok(RefDb {
+            stack: Stack::open_or_create(dir, opts.stack)?,
             opts,
         })
     }

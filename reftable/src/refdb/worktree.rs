@@ -105,6 +105,7 @@ impl OtherWorktrees for OtherStacks {
 /// let common = tempfile::tempdir().unwrap(); // $GIT_COMMON_DIR, the main `.git`
 /// let git_dir = common.path().join("worktrees/wt"); // $GIT_DIR of worktree `wt`
 /// std::fs::create_dir_all(&git_dir).unwrap();
+/// std::fs::create_dir(common.path().join("reftable")).unwrap(); // the repository's stack
 /// let mut wt = WorktreeRefDb::open(common.path(), &git_dir, RefDbOptions::default()).unwrap();
 /// let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
 /// let me = Signature::default();
@@ -141,8 +142,8 @@ impl WorktreeRefDb {
     /// Open the ref store of the linked worktree whose git directory is `git_dir`
     /// (`$GIT_DIR`, `.git/worktrees/<id>`) in the repository whose common directory is
     /// `common_dir` (`$GIT_COMMON_DIR`, the main `.git`): the stacks `<git_dir>/reftable`
-    /// (created if missing, as `git worktree add` does) and `<common_dir>/reftable`. Both use
-    /// `opts`, as git opens them with one set of options.
+    /// (created if missing, as `git worktree add` does) and `<common_dir>/reftable`, which
+    /// must exist. Both use `opts`, as git opens them with one set of options.
     ///
     /// Errors: [`ErrorKind::NotExist`](crate::ErrorKind::NotExist) when a directory is missing, [`ErrorKind::Api`](crate::ErrorKind::Api) when
     /// they are one directory (the main worktree, whose refs are all in a [`RefDb`]).
@@ -163,7 +164,7 @@ impl WorktreeRefDb {
         }
         Ok(WorktreeRefDb {
             common: RefDb::open(common_dir.join("reftable"), opts)?,
-            own: RefDb::open(git_dir.join("reftable"), opts)?,
+            own: RefDb::open_or_create(git_dir.join("reftable"), opts)?,
             others: OtherStacks {
                 common_dir: common_dir.to_path_buf(),
                 hash: opts.stack.hash(),
@@ -570,7 +571,7 @@ mod tests {
     /// worktree `wt` with `HEAD -> wtb`.
     fn setup() -> (tempfile::TempDir, WorktreeRefDb) {
         let dir = tempfile::tempdir().unwrap();
-        let mut main = RefDb::open(dir.path().join("reftable"), opts()).unwrap();
+        let mut main = RefDb::open_or_create(dir.path().join("reftable"), opts()).unwrap();
         let me = Signature::default();
         let u = [
             RefUpdate::create("refs/heads/main", id(1)),

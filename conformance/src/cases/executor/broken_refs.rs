@@ -26,7 +26,7 @@ impl Executor<'_> {
         let stack_dir = scratch.path().join(".git/reftable");
         let mut opts = StackOptions::default().auto_compaction(false);
         opts.write.hash = self.hash;
-        let mut stack = Stack::open(&stack_dir, opts).map_err(|e| format!("{e:#}"))?;
+        let mut stack = Stack::open_or_create(&stack_dir, opts).map_err(|e| format!("{e:#}"))?;
         let pool = &self.env.pool(self.hash).pool;
         // One byte repeated: not the id of anything a repository holds.
         let len = ObjectId::null(self.hash).len();

@@ -62,7 +62,7 @@ impl Executor<'_> {
         let ours_dir = scratch.path().join("ours");
         copy_dir(self.ours_dir.path(), &ours_dir, None).map_err(setup)?;
         let opts: RefDbOptions = *self.db.options();
-        let compacted = Stack::open(&ours_dir, opts.stack).and_then(|mut s| {
+        let compacted = Stack::open_or_create(&ours_dir, opts.stack).and_then(|mut s| {
             s.compact_all(Some(&LogExpiry {
                 time: cutoff,
                 min_update_index: 0,

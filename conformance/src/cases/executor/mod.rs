@@ -103,8 +103,8 @@ impl<'e> Executor<'e> {
         let git_stack = repo.path().join(".git/reftable");
         copy_stack(&git_stack, ours_dir.path())?;
         let db_opts = crate::cases::ours::refdb_options(&opts, env.profile.rules, false);
-        let db = RefDb::open(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
-        let git_db = RefDb::open(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
+        let db = RefDb::open_or_create(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
+        let git_db = RefDb::open_or_create(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
         let worktree = match git_worktree {
             Some(parent) => Some(wt_setup::our_worktree(
                 env,

@@ -63,7 +63,7 @@ impl Executor<'_> {
         let opts = StackOptions::default()
             .write(write_options(self.hash))
             .auto_compaction(false);
-        let mut stack = Stack::open(ours.path(), opts).map_err(|e| format!("{e:#}"))?;
+        let mut stack = Stack::open_or_create(ours.path(), opts).map_err(|e| format!("{e:#}"))?;
         stack
             .add(|w, ui| {
                 w.set_limits(ui, ui)?;

@@ -68,7 +68,8 @@ impl Executor<'_> {
     /// The probe ref's reflog in git's stack at `repo`, newest first, read by our reader.
     fn probe_reflog(&self, repo: &std::path::Path) -> Result<Vec<(ObjectId, ObjectId)>, String> {
         let opts = crate::cases::ours::refdb_options(&self.opts, self.env.profile.rules, false);
-        let db = RefDb::open(repo.join(".git/reftable"), opts).map_err(|e| format!("{e:#}"))?;
+        let db = RefDb::open_or_create(repo.join(".git/reftable"), opts)
+            .map_err(|e| format!("{e:#}"))?;
         let log = db
             .reflog(PROBE_REF.as_bytes())
             .map_err(|e| format!("{e:#}"))?;
