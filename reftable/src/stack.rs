@@ -217,7 +217,7 @@ impl Stack {
     /// Open the stack in the directory `dir` and load its tables. A directory without
     /// `tables.list` is an empty stack, as git reads it.
     ///
-    /// Errors: [`ErrorKind::NotExist`](crate::ErrorKind::NotExist) when `dir` is missing
+    /// Errors: [`ErrorKind::NotExist`] when `dir` is missing
     /// ([`Stack::open_or_create`] creates it).
     pub fn open(dir: impl AsRef<Path>, opts: StackOptions) -> Result<Stack> {
         let dir = dir.as_ref();
