@@ -40,6 +40,7 @@
 //! ```
 
 use crate::stack::Committed;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::codec::record::{LogRecord, LogUpdate, LogValue, Record, RefRecord, RefValue};
@@ -53,7 +54,7 @@ pub use super::files::FilesRefs;
 use super::files::{io, path_of, write_log_line};
 use super::objects::{ObjectKind, ObjectLookup};
 use super::reflog::normalize_message;
-use super::RefDb;
+use super::{show, RefDb};
 
 impl RefDb {
     /// Write `files` into this (empty) stack as one table, as git's `refs migrate` does (see
@@ -155,14 +156,54 @@ impl RefDb {
     /// created, every reflog oldest entry first in `logs/` (existence markers and tombstones
     /// left out, no file for a reflog without entries, no tab before an empty message), and
     /// the `refs/<x>` directory of each reflog's ref, which git leaves behind.
-    /// Errors: [`ErrorKind::Io`], and the errors of reading the stack.
+    ///
+    /// git writes the refs and the reflog entries in one files transaction, whose
+    /// directory/file check counts a reflog's name as a ref's: a reflog under a ref's name
+    /// (the reflog of a deleted `refs/heads/a/b` beside a ref `refs/heads/a`), or the other
+    /// way round, cannot be written, and nothing is.
+    ///
+    /// Errors: [`ErrorKind::NameConflict`] for such a pair (nothing written),
+    /// [`ErrorKind::Io`], and the errors of reading the stack.
     pub fn export_files(&self, git_dir: &Path, objects: &dyn ObjectLookup) -> Result<()> {
+        self.check_files_names()?;
         for d in ["refs/heads", "refs/tags"] {
             let p = git_dir.join(d);
             std::fs::create_dir_all(&p).map_err(|e| io(e, "create directory", &p))?;
         }
         self.export_refs(git_dir, objects)?;
         self.export_reflogs(git_dir)
+    }
+
+    /// [`RefDb::export_files`]'s refusal: a live ref's or a reflog's (with an entry) name
+    /// that is a directory of another's.
+    fn check_files_names(&self) -> Result<()> {
+        let mut names = BTreeSet::new();
+        let mut refs = self.refs()?;
+        while let Some(r) = refs.next_record()? {
+            if !r.is_deletion() {
+                names.insert(r.refname.clone());
+            }
+        }
+        let mut logs = self.stack.merged().logs()?;
+        while let Some(l) = logs.next_record()? {
+            if !l.is_deletion() && !l.is_existence_marker() {
+                names.insert(l.refname.clone());
+            }
+        }
+        for name in &names {
+            let mut dirs = (0..name.len()).filter(|&i| name[i] == b'/');
+            if let Some(i) = dirs.find(|&i| names.contains(&name[..i])) {
+                return Err(Error::new(
+                    ErrorKind::NameConflict,
+                    format!(
+                        "cannot write '{}' and '{}' as files: one is a directory of the other",
+                        show(name),
+                        show(&name[..i])
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// [`RefDb::export_files`]'s refs: `packed-refs`, and loose files for symrefs and root
@@ -250,12 +291,49 @@ fn write_file(git_dir: &Path, name: &[u8], content: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use crate::hash::HashId;
+    use crate::refdb::{AssumeCommits, RefDbOptions};
 
     /// Files → stack → files: what is read back is what was read first (refs, reflog
     /// entries with their fields), in git's layout.
+    /// git's export_files refusal (refs.c `refs_verify_refnames_available` over the
+    /// migration's one transaction): a reflog under a ref's name stops the export before a
+    /// file is written.
+    #[test]
+    fn reflog_under_a_ref_is_not_exported() {
+        let src = tempfile::tempdir().unwrap();
+        let (z, a) = ("0".repeat(40), "1".repeat(40));
+        for (name, content) in [
+            ("HEAD", "ref: refs/heads/main\n".to_string()),
+            ("refs/heads/a", format!("{a}\n")),
+            (
+                "logs/refs/heads/a/b",
+                format!("{z} {a} C O <c@x> 5 +0100\tgone\n"),
+            ),
+        ] {
+            let p = src.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        let stack = tempfile::tempdir().unwrap();
+        let mut db = RefDb::open(stack.path(), RefDbOptions::default()).unwrap();
+        db.import(
+            &FilesRefs::read(src.path(), HashId::Sha1).unwrap(),
+            &AssumeCommits,
+        )
+        .unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let e = db.export_files(out.path(), &AssumeCommits).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NameConflict, "{e}");
+        assert!(
+            e.to_string()
+                .contains("'refs/heads/a/b' and 'refs/heads/a'"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
+    }
+
     #[test]
     fn export_reads_back_as_imported() {
-        use crate::refdb::{AssumeCommits, RefDbOptions};
         let src = tempfile::tempdir().unwrap();
         let z = "0".repeat(40);
         let a = "1".repeat(40);
