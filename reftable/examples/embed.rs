@@ -106,7 +106,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 /// A small stack with two branches, one of them the target of the transaction, so that the
 /// first attempt meets a conflict.
 fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
-    let mut db = RefDb::open(dir, RefDbOptions::default())?;
+    let mut db = RefDb::open_or_create(dir, RefDbOptions::default())?;
     let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").expect("hex");
     db.transaction(
         &[

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use reftable::refdb::{AssumeCommits, LiveRefs};
 use reftable::{
-    HashId, LogValue, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue, Signature,
-    StackReader, TzOffset,
+    HashId, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue, Signature, StackReader,
+    TzOffset,
 };
 
 /// An object id as gix keeps it: the raw bytes of its hash kind.
@@ -141,17 +141,8 @@ fn for_each_log_line(
     name: &[u8],
     mut each: impl FnMut(LogLine<'_>),
 ) -> reftable::Result<()> {
-    let mut logs = stack.merged().seek_log(name)?;
-    while let Some(l) = logs.next_record()? {
-        if l.refname != name {
-            break;
-        }
-        let LogValue::Update(u) = &l.value else {
-            continue;
-        };
-        if l.is_existence_marker() {
-            continue;
-        }
+    let mut log = stack.merged().reflog(name)?;
+    while let Some(u) = log.next_record()?.and_then(|l| l.update()) {
         each(LogLine {
             previous_oid: to_oid(&u.old_id),
             new_oid: to_oid(&u.new_id),
@@ -223,32 +214,22 @@ fn stack_dir(p: &Path) -> PathBuf {
 /// A small stack written from gix-style values: a branch created from a `[u8; 20]`, `HEAD`
 /// pointing at it, and a second update, each with a reflog entry.
 fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
-    let mut db = RefDb::open(dir, RefDbOptions::default())?;
-    let first = Oid::Sha1([0x1c; 20]);
-    let second = Oid::Sha1([0x2d; 20]);
-    let me = Signature {
-        name: b"A U Thor".to_vec(),
-        email: b"author@example.com".to_vec(),
-        time: 1_700_000_000,
-        tz_offset: TzOffset::from_hhmm(-800),
-    };
+    let mut db = RefDb::open_or_create(dir, RefDbOptions::default())?;
+    let (first, second) = (
+        from_oid(&Oid::Sha1([0x1c; 20])),
+        from_oid(&Oid::Sha1([0x2d; 20])),
+    );
+    let me = Signature::new(
+        "A U Thor",
+        "author@example.com",
+        1_700_000_000,
+        TzOffset::from_hhmm(-800),
+    );
     let main: &[u8] = b"refs/heads/main";
-    db.transaction(
-        &[
-            RefUpdate::create(main, from_oid(&first)).message("branch: Created from gix"),
-            RefUpdate::symref_create("HEAD", main),
-        ],
-        &me,
-        &AssumeCommits,
-    )?;
-    let update = RefUpdate::new(
-        main,
-        Some(reftable::refdb::NewValue::Set(reftable::Target::Object(
-            from_oid(&second),
-        ))),
-        reftable::refdb::Expected::Is(reftable::Target::Object(from_oid(&first))),
-    )
-    .message("commit: second");
+    let create = RefUpdate::create(main, first).message("branch: Created from gix");
+    let head = RefUpdate::symref_create("HEAD", main);
+    db.transaction(&[create, head], &me, &AssumeCommits)?;
+    let update = RefUpdate::update(main, second, Some(first)).message("commit: second");
     db.transaction(&[update], &me, &AssumeCommits)?;
     Ok(dir.to_path_buf())
 }

@@ -47,7 +47,7 @@ fn short(id: &ObjectId) -> String {
 
 /// A small stack to read when no path is given: two branches, one moved twice.
 fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
-    let mut db = RefDb::open(dir, RefDbOptions::default())?;
+    let mut db = RefDb::open_or_create(dir, RefDbOptions::default())?;
     let me = Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),

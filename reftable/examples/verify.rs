@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let scratch = tempfile::tempdir()?;
     let dir = scratch.path().join("demo");
-    let mut db = RefDb::open(&dir, RefDbOptions::default())?;
+    let mut db = RefDb::open_or_create(&dir, RefDbOptions::default())?;
     let me = Signature {
         name: b"C O Mitter".to_vec(),
         email: b"committer@example.com".to_vec(),

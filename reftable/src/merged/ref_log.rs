@@ -69,4 +69,27 @@ impl MergedTable {
     pub fn read_log(&self, name: &[u8]) -> Result<RefLog> {
         RefLog::of(self, name, false)
     }
+
+    /// The reflog of `name` as git shows it, newest first: [`read_log`](Self::read_log)
+    /// without the existence marker (the entry with null old and new ids that an empty
+    /// reflog keeps).
+    ///
+    /// ```
+    /// # use reftable::{LogRecord, LogUpdate, LogValue, MergedTable, ObjectId, Table, Writer, WriteOptions};
+    /// # let id = ObjectId::from_hex("1c2a7e431f340e344b233e7a96a11e55310b1471").unwrap();
+    /// # let mut w = Writer::new(Vec::new(), WriteOptions::default());
+    /// # w.set_limits(1, 2).unwrap();
+    /// # for (i, new_id) in [(2, id), (1, ObjectId::null(id.hash()))] {
+    /// #     let u = LogUpdate { new_id, ..Default::default() };
+    /// #     w.add_log(&LogRecord { refname: b"refs/heads/main".to_vec(), update_index: i, value: LogValue::Update(u) }).unwrap();
+    /// # }
+    /// # let table = Table::from_bytes("t.ref", w.finish().unwrap()).unwrap();
+    /// let merged = MergedTable::new(vec![table], id.hash())?;
+    /// let entries: Vec<u64> = merged.reflog(b"refs/heads/main")?.map(|l| l.unwrap().update_index).collect();
+    /// assert_eq!(entries, [2]); // update index 1 is the existence marker
+    /// # Ok::<(), reftable::Error>(())
+    /// ```
+    pub fn reflog(&self, name: &[u8]) -> Result<RefLog> {
+        RefLog::of(self, name, true)
+    }
 }
