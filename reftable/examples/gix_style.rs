@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use reftable::refdb::{AssumeCommits, LiveRefs};
 use reftable::{
-    HashId, ObjectId, RefDb, RefDbOptions, RefRecord, RefUpdate, RefValue, Signature, StackReader,
-    TzOffset,
+    HashId, ObjectId, RefDb, RefDbOptions, RefName, RefRecord, RefUpdate, RefValue, Signature,
+    StackReader, TzOffset,
 };
 
 /// An object id as gix keeps it: the raw bytes of its hash kind.
@@ -225,11 +225,11 @@ fn demo_stack(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
         1_700_000_000,
         TzOffset::from_hhmm(-800),
     );
-    let main: &[u8] = b"refs/heads/main";
-    let create = RefUpdate::create(main, first).message("branch: Created from gix");
-    let head = RefUpdate::symref_create("HEAD", main);
+    let main = RefName::new("refs/heads/main")?;
+    let create = RefUpdate::create(&main, first).message("branch: Created from gix");
+    let head = RefUpdate::symref_create("HEAD", &main);
     db.transaction(&[create, head], &me, &AssumeCommits)?;
-    let update = RefUpdate::update(main, second, Some(first)).message("commit: second");
+    let update = RefUpdate::update(&main, second, Some(first)).message("commit: second");
     db.transaction(&[update], &me, &AssumeCommits)?;
     Ok(dir.to_path_buf())
 }

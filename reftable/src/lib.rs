@@ -158,6 +158,7 @@ pub use hash::{HashId, ObjectId};
 pub use merged::MergedTable;
 #[cfg(feature = "refdb")]
 pub use refdb::{RefDb, RefDbOptions, RefUpdate};
+pub use refname::RefName;
 pub use signature::{Signature, TzOffset};
 pub use stack::{Committed, Outdated, Stack, StackOptions};
 pub use stack_reader::StackReader;

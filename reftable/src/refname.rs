@@ -1,4 +1,110 @@
-//! git's rules for reference names (`git check-ref-format`).
+//! git's rules for reference names (`git check-ref-format`), and [`RefName`], a name checked
+//! once against them.
+
+use std::fmt;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The full name of a ref a repository can hold, checked: `refs/` and at least one more
+/// component, each valid by git's `check_refname_format` (no `..`, no component starting
+/// with `.` or ending in `.lock`, no control bytes, space, `~^:?*[\`, no `@{`), or a root
+/// ref (`HEAD`, `ORIG_HEAD`: upper case, `-` and `_` only; not `FETCH_HEAD` or
+/// `MERGE_HEAD`, which git keeps as files).
+///
+/// Everything that takes a name takes `impl AsRef<[u8]>`, so a `RefName` goes where a byte
+/// string does; the ref database still checks names as git does (a bad one is a refusal, not
+/// a panic), and readers accept any name a table holds, checked or not.
+///
+/// ```
+/// use reftable::RefName;
+///
+/// let main = RefName::new("refs/heads/main")?;
+/// assert_eq!(main.as_bytes(), b"refs/heads/main");
+/// assert_eq!(main.shorten(), b"main");
+/// assert!(RefName::new("HEAD").is_ok());
+/// for bad in ["refs/heads/a..b", "heads/main", "refs/", "Head", "refs/heads/x.lock"] {
+///     assert!(RefName::new(bad).is_err(), "{bad}");
+/// }
+/// # Ok::<(), reftable::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RefName(Vec<u8>);
+
+impl RefName {
+    /// `name` checked, or an error of kind [`ErrorKind::Refname`].
+    pub fn new(name: impl Into<Vec<u8>>) -> Result<RefName> {
+        let name = name.into();
+        let full = name.starts_with(b"refs/") && is_valid_refname(&name, false);
+        let root = !name.is_empty() && is_root_ref_syntax(&name) && !is_pseudoref(&name);
+        if full || root {
+            Ok(RefName(name))
+        } else {
+            Err(Error::new(
+                ErrorKind::Refname,
+                format!(
+                    "'{}' is not a valid ref name",
+                    String::from_utf8_lossy(&name)
+                ),
+            ))
+        }
+    }
+
+    /// The name's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The name's bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// The name without `refs/heads/`, `refs/tags/`, `refs/remotes/` or `refs/`, as git
+    /// shows a branch, a tag or a remote-tracking branch.
+    pub fn shorten(&self) -> &[u8] {
+        ["refs/heads/", "refs/tags/", "refs/remotes/", "refs/"]
+            .iter()
+            .find_map(|p| self.0.strip_prefix(p.as_bytes()))
+            .unwrap_or(&self.0)
+    }
+}
+
+impl AsRef<[u8]> for RefName {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl TryFrom<&str> for RefName {
+    type Error = Error;
+
+    fn try_from(name: &str) -> Result<RefName> {
+        RefName::new(name)
+    }
+}
+
+impl TryFrom<&[u8]> for RefName {
+    type Error = Error;
+
+    fn try_from(name: &[u8]) -> Result<RefName> {
+        RefName::new(name)
+    }
+}
+
+impl TryFrom<Vec<u8>> for RefName {
+    type Error = Error;
+
+    fn try_from(name: Vec<u8>) -> Result<RefName> {
+        RefName::new(name)
+    }
+}
+
+/// The name, its bytes that are not UTF-8 replaced.
+impl fmt::Display for RefName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
 
 /// Whether `name` is a valid reference name by git's `check_refname_format`, with
 /// one-level names such as `HEAD` allowed when `allow_onelevel`.
