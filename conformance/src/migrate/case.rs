@@ -19,6 +19,7 @@ use crate::migrate::replay::replay_on_files;
 use crate::migrate::report::{MigrationDivergence, MigrationReport};
 use crate::ops::{CaseOptions, Op};
 use crate::setup::env::Env;
+use crate::stack_files::StackFiles;
 
 /// One case's repositories, and what its differences are matched against.
 pub(crate) struct CaseRun<'a> {
@@ -80,6 +81,11 @@ impl<'a> CaseRun<'a> {
         let Some(real) = self.for_real(&git_table, &before, report) else {
             return Ok(false);
         };
+        // Every file the migration leaves in the stack directory, not only the table.
+        let (theirs, mine) = (real.join(".git/reftable"), ours.dir());
+        if let Some(d) = StackFiles::difference(&StackFiles::of(mine), &StackFiles::of(&theirs)) {
+            self.diverge("stack files", d, report);
+        }
         // And back: git's files layout from the migrated repository against ours from our
         // stack (2.46 and 2.47 write every ref loose and no reflog: another design, not
         // compared).

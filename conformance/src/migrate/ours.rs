@@ -24,6 +24,11 @@ pub(crate) struct OurStack {
 }
 
 impl OurStack {
+    /// The stack directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// A stack in `dir` with the options of the case `opts` as the git of `profile` takes
     /// them; nothing is written yet.
     pub(crate) fn new(dir: PathBuf, opts: CaseOptions, profile: &Profile) -> OurStack {
