@@ -37,6 +37,9 @@ pub struct CaseResult {
     pub comparisons: BTreeMap<Check, u64>,
     /// Checks not repeated because what they compare had not changed since they last passed.
     pub unchanged: u64,
+    /// Changed states whose git checks waited for git's next turn (`git_turns.rs`).
+    #[serde(default)]
+    pub git_turns_waited: u64,
     /// The exact stdin sent to `git update-ref --stdin`, transaction by transaction.
     pub git_stdin: Vec<String>,
     /// Transactions git refused for storage reasons (entry too large), which the model

@@ -117,6 +117,10 @@ pub struct GitSection {
     pub comparisons: BTreeMap<String, u64>,
     /// Checks not repeated because what they compare had not changed since they passed.
     pub unchanged_skipped: u64,
+    /// Changed states whose git checks (git's view, git's lookups) waited for git's next
+    /// turn, one change of the stack in `GIT_EVERY`.
+    #[serde(default)]
+    pub git_turns_waited: u64,
     /// End-of-case probes not made because their scenario could not be set up on a case's
     /// final state, by probe.
     pub probes_skipped: BTreeMap<String, u64>,
@@ -378,6 +382,12 @@ fn md_git_section(s: &mut String, g: &GitSection) {
     s.push_str(&format!(
         "- {} checks skipped because their inputs had not changed since they passed\n",
         g.unchanged_skipped
+    ));
+    s.push_str(&format!(
+        "- {} changed states left to git's next turn for git's own view and lookups (one \
+         change of the stack in {} gets them, and every case's last state)\n",
+        g.git_turns_waited,
+        crate::cases::executor::GIT_EVERY
     ));
     for (probe, n) in &g.probes_skipped {
         s.push_str(&format!(

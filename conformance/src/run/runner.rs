@@ -340,6 +340,7 @@ fn record_case(
     sec.operations += result.ops.len() as u64;
     sec.case_seconds += secs;
     sec.unchanged_skipped += result.unchanged;
+    sec.git_turns_waited += result.git_turns_waited;
     for (check, c) in &result.check_costs {
         sec.check_costs.entry(check.clone()).or_default().add(*c);
     }

@@ -87,6 +87,10 @@ impl From<String> for ProbeError {
     }
 }
 
+/// How many cases share one run of each end-of-case check that takes turns (git reading our
+/// stack, broken refs, config limits, filtered views).
+const END_EVERY: u64 = 2;
+
 impl Executor<'_> {
     /// The checks after a step, in order; the first that fails ends them.
     pub(crate) fn check_state(&mut self) {
@@ -109,9 +113,19 @@ impl Executor<'_> {
         }
         let fp = fingerprint(&theirs_tables);
         let touched = std::mem::take(&mut self.touched);
-        let git_too = self.looked_up != Some(fp);
+        let turn_fp = fp ^ self.worktree_fingerprint();
+        self.git_turn = self.git_turns.step(turn_fp, &touched);
+        let git_too = self.git_turn && self.looked_up != Some(fp);
         let started = self.spent("step: model", started);
-        self.check_lookups(&ours, &touched, git_too);
+        if self.git_turn {
+            self.turn_names = self.git_turns.take_pending();
+        }
+        let names = if git_too {
+            self.turn_names.clone()
+        } else {
+            touched
+        };
+        self.check_lookups(&ours, &names, git_too);
         if self.diverged() {
             return;
         }
@@ -125,6 +139,10 @@ impl Executor<'_> {
         // an unchanged stack was checked already.
         if self.viewed == Some(fp) {
             self.result.unchanged += 1;
+            return;
+        }
+        if !self.git_turn {
+            self.result.git_turns_waited += 1;
             return;
         }
         self.check_git_view(&ours, fp);
@@ -237,7 +255,7 @@ impl Executor<'_> {
 
     /// git's `for-each-ref` of its stack against what it should show for our refs;
     /// remembers the stack (`fp`) when they agree.
-    fn check_git_view(&mut self, ours: &Snapshot, fp: u64) {
+    pub(super) fn check_git_view(&mut self, ours: &Snapshot, fp: u64) {
         self.count(Check::GitView);
         let repo = self.repo.path().to_path_buf();
         match self.git_refs(&repo) {
@@ -312,6 +330,9 @@ impl Executor<'_> {
         }
         let step_end = self.result.ops.len();
         let ours = Snapshot::of_refdb(&self.db).unwrap_or_default();
+        if !self.last_git_turn(&ours) {
+            return self.result;
+        }
         let repo = self.repo.path().to_path_buf();
         let started = Instant::now();
         self.count(Check::GitReflogs);
@@ -360,25 +381,36 @@ impl Executor<'_> {
             "end: reflogs (log -g, reflog list, @{n}, refs exists)",
             started,
         );
-        self.count(Check::GitReadsOurs);
-        let read = self.git_reads_ours(&ours, &theirs);
-        let started = self.spent("end: git reads our stack", started);
-        if self.failed_at_end(step_end, Check::GitReadsOurs, "git rejects our stack", read) {
-            return self.result;
+        let slot = self.rotation_slot();
+        // The end checks below take turns as the costly probes do: each on one case in
+        // [`END_EVERY`], a half of the cases each, on every kind of stack the options give.
+        let (even, odd) = ((slot % END_EVERY) == 0, (slot + 1) % END_EVERY == 0);
+        if even {
+            self.count(Check::GitReadsOurs);
+            let read = self.git_reads_ours(&ours, &theirs);
+            let failed =
+                self.failed_at_end(step_end, Check::GitReadsOurs, "git rejects our stack", read);
+            if failed {
+                return self.result;
+            }
         }
+        let started = self.spent_if(even, "end: git reads our stack", started);
         // Each check from here on works on a scratch copy of git's repository, so one that
         // fails does not keep the others from being made: a known git defect there (master's
         // for-each-ref crash over a missing object, in half the cases) used to hide every
         // probe after it.
-        let broken = self.check_broken_refs(&self.expected_git_view(&ours));
-        self.failed_at_end(step_end, Check::GitView, "broken refs listed", broken);
-        let started = self.spent("end: broken refs", started);
-        self.count(Check::ConfigLimits);
-        let limits = self.check_config_limits();
-        self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits);
-        let mut started = self.spent("end: config limits", started);
+        if odd {
+            let broken = self.check_broken_refs(&self.expected_git_view(&ours));
+            self.failed_at_end(step_end, Check::GitView, "broken refs listed", broken);
+        }
+        let started = self.spent_if(odd, "end: broken refs", started);
+        if even {
+            self.count(Check::ConfigLimits);
+            let limits = self.check_config_limits();
+            self.failed_at_end(step_end, Check::ConfigLimits, "reftable.* limit", limits);
+        }
+        let mut started = self.spent_if(even, "end: config limits", started);
         self.count(Check::GitProbes);
-        let slot = self.rotation_slot();
         for (i, (class, every, probe)) in Self::GIT_PROBES.into_iter().enumerate() {
             if (slot + i as u64) % every != 0 {
                 continue;
@@ -397,11 +429,47 @@ impl Executor<'_> {
                 }
             }
         }
-        self.check_filtered_views(&ours, step_end);
-        let started = self.spent("end: filtered views", started);
+        if odd {
+            self.check_filtered_views(&ours, step_end);
+        }
+        let started = self.spent_if(odd, "end: filtered views", started);
         self.check_worktree_reflogs(step_end);
         self.spent("end: worktree reflogs", started);
         self.result
+    }
+
+    /// git's checks on the case's last state, where its last turn did not see it, and git's
+    /// lookups of the names touched since: false when they diverge.
+    pub(super) fn last_git_turn(&mut self, ours: &Snapshot) -> bool {
+        let Some(fp) = self.git_turns.last() else {
+            return true;
+        };
+        let names = self.git_turns.take_pending();
+        self.git_turn = true;
+        if self.looked_up != Some(fp) || !names.is_empty() {
+            self.check_lookups(ours, &names, true);
+            if self.diverged() {
+                return false;
+            }
+            self.looked_up = Some(fp);
+        }
+        if self.viewed != Some(fp) {
+            self.check_git_view(ours, fp);
+            if self.diverged() {
+                return false;
+            }
+        }
+        self.check_worktree(&names);
+        !self.diverged()
+    }
+
+    /// [`Executor::spent`] when the check `ran`; `since` unchanged when it did not.
+    fn spent_if(&mut self, ran: bool, name: &str, since: Instant) -> Instant {
+        if ran {
+            self.spent(name, since)
+        } else {
+            since
+        }
     }
 
     /// Add the time since `since` to the check `name` (`step: …` after every step, `end: …`
@@ -438,7 +506,7 @@ impl Executor<'_> {
 
     /// Which turn of the rotating probes a case takes: a hash (FNV-1a) of its options, which
     /// replaying and minimizing a case keep, so a probe's finding shows again in both.
-    fn rotation_slot(&self) -> u64 {
+    pub(super) fn rotation_slot(&self) -> u64 {
         let text = serde_json::to_string(&self.opts).unwrap_or_default();
         text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)

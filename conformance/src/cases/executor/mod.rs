@@ -12,6 +12,8 @@ mod config_limits;
 mod coprocs;
 mod expiry;
 mod filtered;
+mod git_turns;
+pub(crate) use git_turns::GIT_EVERY;
 mod lookups;
 mod obj_heavy;
 mod quarantine;
@@ -72,6 +74,12 @@ pub struct Executor<'e> {
     pub(crate) looked_up: Option<u64>,
     /// The refs the current step names (looked up by name after it).
     pub(crate) touched: Vec<String>,
+    /// Which steps get the checks that run git (see `git_turns.rs`).
+    pub(crate) git_turns: git_turns::GitTurns,
+    /// Whether the current step is one of them.
+    pub(crate) git_turn: bool,
+    /// The names git looks up on the current turn (touched since its last one).
+    pub(crate) turn_names: Vec<String>,
     /// Table bytes read so far.
     pub(crate) table_cache: crate::stack_files::TableCache,
     /// A transaction was applied to the twin since it was last compared.
@@ -130,7 +138,7 @@ impl<'e> Executor<'e> {
         } else {
             None
         };
-        Ok(Executor {
+        let mut ex = Executor {
             env,
             opts,
             hash,
@@ -150,6 +158,9 @@ impl<'e> Executor<'e> {
             viewed: None,
             looked_up: None,
             touched: Vec::new(),
+            git_turns: Default::default(),
+            git_turn: false,
+            turn_names: Vec::new(),
             table_cache: Default::default(),
             twin_changed: true,
             twin_checked: None,
@@ -159,7 +170,9 @@ impl<'e> Executor<'e> {
                 options: Some(opts),
                 ..Default::default()
             },
-        })
+        };
+        ex.git_turns = git_turns::GitTurns::new(ex.rotation_slot());
+        Ok(ex)
     }
 
     /// The model (for resolving generated operations).
@@ -299,10 +312,10 @@ impl<'e> Executor<'e> {
         if let (Ok(()), Some(Ok(())), Some(trial)) = (&git_res, &model_res, trial) {
             self.model = trial;
         }
-        let touched = self.touched.clone();
         self.check_state();
         if !self.diverged() {
-            self.check_worktree(&touched);
+            let names = self.turn_names.clone();
+            self.check_worktree(&names);
         }
     }
 

@@ -167,6 +167,22 @@ impl Executor<'_> {
         Some(m)
     }
 
+    /// A fingerprint of git's worktree stack (0 in a case without a worktree), so that a
+    /// step that changes only that stack counts as a change for git's turns.
+    pub(crate) fn worktree_fingerprint(&mut self) -> u64 {
+        if self.worktree.is_none() {
+            return 0;
+        }
+        let git_stack = self
+            .repo
+            .path()
+            .join(".git/worktrees")
+            .join(WORKTREE_ID)
+            .join("reftable");
+        let tables = tables_cached(&git_stack, &mut self.table_cache);
+        hash_of(&tables, &Vec::new())
+    }
+
     /// The worktree's checks after a step (see the [module](self) docs); `touched` are the
     /// refs the step named.
     pub(crate) fn check_worktree(&mut self, touched: &[String]) {
@@ -203,6 +219,10 @@ impl Executor<'_> {
         let fp = hash_of(&theirs, &common);
         if self.worktree.as_ref().and_then(|w| w.viewed) == Some(fp) {
             self.result.unchanged += 1;
+            return;
+        }
+        if !self.git_turn {
+            self.result.git_turns_waited += 1;
             return;
         }
         let wt = self.worktree.as_mut().expect("worktree");

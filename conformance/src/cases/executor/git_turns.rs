@@ -1,0 +1,81 @@
+//! Which steps get the checks that cost a git process: git's `for-each-ref` of its stack,
+//! git's lookups by name, and the same two in a linked worktree.
+//!
+//! The checks without a git process (tables and stack files byte for byte, our reader on
+//! both stacks, the model, our lookups, the files-backend twin) run after every step. git's
+//! view of its own stack reads the very bytes those checks compared, so it needs no step of
+//! its own: it runs on one change of the stack in [`GIT_EVERY`], at a phase fixed by the
+//! case's options (a replay and a minimization keep it), and on the case's last state
+//! whatever the phase. The names a step touched wait for git's next turn, so each is looked
+//! up by git all the same.
+
+use std::collections::BTreeSet;
+
+/// One change of git's stack in this many gets git's own checks.
+pub(crate) const GIT_EVERY: u64 = 2;
+
+/// The turns of one case.
+#[derive(Debug, Default)]
+pub(crate) struct GitTurns {
+    /// Where in each run of [`GIT_EVERY`] changes git's turn falls.
+    phase: u64,
+    /// Changes of git's stack so far.
+    changes: u64,
+    /// The stack's fingerprint after the last step.
+    last: Option<u64>,
+    /// Names touched since git last looked names up.
+    pending: BTreeSet<String>,
+}
+
+impl GitTurns {
+    /// The turns of a case whose options hash to `slot`.
+    pub(crate) fn new(slot: u64) -> GitTurns {
+        GitTurns {
+            phase: slot % GIT_EVERY,
+            ..GitTurns::default()
+        }
+    }
+
+    /// After a step that left git's stack at `fp` and named `touched`: whether git's checks
+    /// run now. A step that changed nothing is no turn (the last check still holds).
+    pub(crate) fn step(&mut self, fp: u64, touched: &[String]) -> bool {
+        self.pending.extend(touched.iter().cloned());
+        if self.last != Some(fp) {
+            self.last = Some(fp);
+            self.changes += 1;
+        }
+        self.changes % GIT_EVERY == self.phase
+    }
+
+    /// The names for git to look up, since its last turn.
+    pub(crate) fn take_pending(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.pending).into_iter().collect()
+    }
+
+    /// The fingerprint of the last state, for the end of the case.
+    pub(crate) fn last(&self) -> Option<u64> {
+        self.last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_other_change_is_gits_and_names_wait_for_it() {
+        let mut t = GitTurns::new(0);
+        let a = |s: &str| vec![s.to_string()];
+        let turns: Vec<bool> = [(1, a("x")), (1, a("y")), (2, a("z")), (3, vec![])]
+            .into_iter()
+            .map(|(fp, names)| t.step(fp, &names))
+            .collect();
+        // changes: 1 (odd), none, 2 (even: git's), 3 (odd).
+        assert_eq!(turns, [false, false, true, false]);
+        assert_eq!(t.take_pending(), ["x", "y", "z"]);
+        assert!(t.take_pending().is_empty());
+        assert_eq!(t.last(), Some(3));
+        let mut other = GitTurns::new(1);
+        assert!(other.step(7, &[]));
+    }
+}
