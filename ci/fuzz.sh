@@ -10,8 +10,9 @@
 #   ci/fuzz.sh --grow ...        add new inputs to fuzz/corpus/<t> (default: a scratch copy)
 #
 # Installs cargo-fuzz when it is missing. Prints one summary line per target (execs/s,
-# coverage, features, corpus) and exits non-zero on the first crash, leaving the reproducer
-# in fuzz/artifacts/<t>/. Runs at the lowest priority (nice 19): it shares the machine.
+# coverage, features, corpus) and exits non-zero on a crash, leaving the reproducer in
+# fuzz/artifacts/<t>/. Runs at the lowest priority (nice 19): it shares the machine. Targets
+# run one per core at a time (FUZZ_JOBS=N to change it).
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
@@ -66,46 +67,65 @@ bin_dir="${CARGO_TARGET_DIR:-target}/$triple/release"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-status=0
-for t in "${targets[@]}"; do
+
+# One target: replay every committed input once, then fuzz it; 0 clean, 1 a failure (the
+# reason printed, the reproducer left in artifacts/<t>/).
+fuzz_one() {
+  local t=$1 bin="$bin_dir/$1" dict=() dirs log done_line execs
   mkdir -p "corpus/$t" "regressions/$t" "artifacts/$t"
-  bin="$bin_dir/$t"
-  dict=()
   if [ -f "fuzz_targets/$t.dict" ]; then
     dict=("-dict=fuzz_targets/$t.dict")
   fi
-  # Replay: every committed input once (the regression files of known, unfixed library bugs
-  # are skipped inside the fuzzing build; `cargo test -p reftable-harness` reports them).
+  # (The regression files of known, unfixed library bugs are skipped inside the fuzzing
+  # build; `cargo test -p reftable-harness` reports them.)
   if ! "$bin" -runs=0 "corpus/$t" "regressions/$t" >"$scratch/$t.replay" 2>&1; then
     tail -n 30 "$scratch/$t.replay"
     echo "fuzz.sh: $t: replaying the corpus failed" >&2
-    status=1
-    break
+    return 1
   fi
-  if [ "$time_per_target" -gt 0 ]; then
-    if [ "$grow" = 1 ]; then
-      dirs=("corpus/$t")
-    else
-      dirs=("$scratch/corpus-$t" "corpus/$t")
-      mkdir -p "${dirs[0]}"
-    fi
-    log="$scratch/$t.log"
-    if ! nice -n 19 "$bin" "${dirs[@]}" "${dict[@]}" \
-        -max_total_time="$time_per_target" -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1; then
-      grep -v '^#' "$log" | tail -n 40
-      echo "fuzz.sh: $t: crashed; reproducer in fuzz/artifacts/$t/" >&2
-      status=1
-      break
-    fi
-    if [ -n "${FUZZ_LOG_DIR:-}" ]; then
-      cp "$log" "$FUZZ_LOG_DIR/$t.log"
-    fi
-    done_line=$(grep -aE '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true)
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    echo "fuzz.sh: $t: ${time_per_target}s, $execs execs: ${done_line#*DONE }"
-  else
+  if [ "$time_per_target" -le 0 ]; then
     echo "fuzz.sh: $t: replayed"
+    return 0
   fi
+  if [ "$grow" = 1 ]; then
+    dirs=("corpus/$t")
+  else
+    dirs=("$scratch/corpus-$t" "corpus/$t")
+    mkdir -p "${dirs[0]}"
+  fi
+  log="$scratch/$t.log"
+  if ! nice -n 19 "$bin" "${dirs[@]}" "${dict[@]}" \
+      -max_total_time="$time_per_target" -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1; then
+    grep -v '^#' "$log" | tail -n 40
+    echo "fuzz.sh: $t: crashed; reproducer in fuzz/artifacts/$t/" >&2
+    return 1
+  fi
+  if [ -n "${FUZZ_LOG_DIR:-}" ]; then
+    cp "$log" "$FUZZ_LOG_DIR/$t.log"
+  fi
+  done_line=$(grep -aE '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  echo "fuzz.sh: $t: ${time_per_target}s, $execs execs: ${done_line#*DONE }"
+}
+
+# Targets run side by side, one per core (FUZZ_JOBS to change it): each still gets its whole
+# time on a core of its own, the run takes a fraction of the time. The first failure stops
+# the targets not yet started.
+lanes=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+status=0
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$lanes" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  [ "$status" = 0 ] || break
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit "$status"

@@ -30,6 +30,9 @@ pub struct CaseArgs {
     /// Operations of each case tried.
     #[arg(long, default_value_t = 4)]
     pub ops_per_case: usize,
+    /// Cases run side by side (the faults mode; default: one per core).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    pub jobs: usize,
     #[command(flatten)]
     pub common: Common,
 }
@@ -47,6 +50,7 @@ impl CaseArgs {
         });
         cfg.case_ops = self.ops;
         cfg.ops_per_case = self.ops_per_case;
+        cfg.jobs = self.jobs.max(1);
         cfg.deadline = Budget::new(self.seconds, false).until(1.0);
         Ok(cfg)
     }

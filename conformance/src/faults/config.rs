@@ -32,6 +32,8 @@ pub struct FaultsConfig {
     /// Also migrate each case's refs (`git refs migrate`, files to reftable and back) under
     /// faults.
     pub migrations: bool,
+    /// Cases run side by side (faults mode; each trial is a process of its own).
+    pub jobs: usize,
 }
 
 impl FaultsConfig {
@@ -48,6 +50,7 @@ impl FaultsConfig {
             worker_exe,
             fsync: true,
             deadline: None,
+            jobs: 1,
             fail_fast: false,
             out: None,
             migrations: true,

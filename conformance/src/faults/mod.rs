@@ -34,6 +34,8 @@ pub mod worker;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::cases::case::{not_applicable, run_generated};
@@ -45,6 +47,7 @@ use crate::setup::env::{init_repo, Env};
 use reftable_testkit::rng::Rng;
 
 pub use config::FaultsConfig;
+use migration::MigrationRun;
 use report::{FaultsReport, OpRun};
 use trial::{OpUnderTest, Side};
 
@@ -78,49 +81,129 @@ pub fn run_faults(
         fsync: cfg.fsync,
         ..Default::default()
     };
-    let mut filing = Filing {
+    let filing = Filing {
         known,
         version: GitVersion::parse(env.git.version()),
         out: cfg.out.clone(),
         written: BTreeSet::new(),
     };
     let scratch = env.dir.path().join("faults");
-    for index in 0.. {
-        if cfg.cases.is_some_and(|n| index >= n) {
-            break;
+    let run = CaseRun {
+        env,
+        cfg,
+        scratch: &scratch,
+        next: AtomicU64::new(0),
+        filing: Mutex::new(filing),
+        done: Mutex::new(Vec::new()),
+        stop: Mutex::new(None),
+    };
+    std::thread::scope(|s| {
+        for _ in 0..cfg.jobs.max(1) {
+            s.spawn(|| run.worker());
         }
-        if crate::budget::past(cfg.deadline) {
-            report.stop = Some("time budget used".into());
-            break;
-        }
-        let case = format!("seed{}-case{index}", cfg.seed);
-        let dir = scratch.join(&case);
-        for_each_chosen_op(env, cfg, index, &dir, &mut |t, step| {
-            let mut op = try_op(t, &case, step)?;
-            filing.file(t, &mut op);
-            report.ops.push(op);
-            Ok(())
-        })?;
-        if cfg.migrations && !crate::budget::past(cfg.deadline) {
-            let runs = migration::try_migrations(
-                env,
-                cfg,
-                index,
-                &dir.join("migrate"),
-                &mut |r, src, objects| filing.file_migration(r, src, objects),
-            )?;
-            report.migrations.extend(runs);
-            let _ = std::fs::remove_dir_all(&dir);
-        }
+    });
+    let mut done = run.done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|c| c.0);
+    for (_, ops, migrations) in done {
+        report.ops.extend(ops);
+        report.migrations.extend(migrations);
         report.cases += 1;
-        if cfg.fail_fast && !report.clean() {
-            report.stop = Some("--fail-fast: a defect that fails the run".into());
-            break;
-        }
+    }
+    match run.stop.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(Stop::Error(e)) => return Err(e),
+        Some(Stop::Why(why)) => report.stop = Some(why),
+        None => {}
     }
     report.seconds = started.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(report)
+}
+
+/// Why the cases stopped before their number: an error, or a reason for the report.
+enum Stop {
+    Error(String),
+    Why(String),
+}
+
+/// A case's index, its operations tried and its migrations.
+type CaseDone = (u64, Vec<OpRun>, Vec<MigrationRun>);
+
+/// The cases of a faults run, taken in turn by `cfg.jobs` workers.
+struct CaseRun<'a> {
+    env: &'a Env,
+    cfg: &'a FaultsConfig,
+    scratch: &'a Path,
+    /// The next case to take.
+    next: AtomicU64,
+    filing: Mutex<Filing<'a>>,
+    /// Each case's index, operations and migrations.
+    done: Mutex<Vec<CaseDone>>,
+    stop: Mutex<Option<Stop>>,
+}
+
+impl CaseRun<'_> {
+    /// Take cases until none is left, the budget is used or a case stops the run.
+    fn worker(&self) {
+        let lock = |m: &Mutex<Option<Stop>>| m.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+        loop {
+            let index = self.next.fetch_add(1, Ordering::SeqCst);
+            if self.cfg.cases.is_some_and(|n| index >= n) || lock(&self.stop) {
+                return;
+            }
+            if crate::budget::past(self.cfg.deadline) {
+                self.stop_with(Stop::Why("time budget used".into()));
+                return;
+            }
+            match self.case(index) {
+                Ok(clean) if clean || !self.cfg.fail_fast => {}
+                Ok(_) => {
+                    self.stop_with(Stop::Why("--fail-fast: a defect that fails the run".into()))
+                }
+                Err(e) => self.stop_with(Stop::Error(e)),
+            }
+        }
+    }
+
+    /// The first reason to stop is kept.
+    fn stop_with(&self, why: Stop) {
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        stop.get_or_insert(why);
+    }
+
+    /// Case `index`: its chosen operations tried, its migrations; whether it is clean.
+    fn case(&self, index: u64) -> Result<bool, String> {
+        let (env, cfg) = (self.env, self.cfg);
+        let case = format!("seed{}-case{index}", cfg.seed);
+        let dir = self.scratch.join(&case);
+        let filing = || self.filing.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ops = Vec::new();
+        for_each_chosen_op(env, cfg, index, &dir, &mut |t, step| {
+            let mut op = try_op(t, &case, step)?;
+            filing().file(t, &mut op);
+            ops.push(op);
+            Ok(())
+        })?;
+        let mut migrations = Vec::new();
+        if cfg.migrations && !crate::budget::past(cfg.deadline) {
+            migrations = migration::try_migrations(
+                env,
+                cfg,
+                index,
+                &dir.join("migrate"),
+                &mut |r, src, objects| filing().file_migration(r, src, objects),
+            )?;
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        let probe = FaultsReport {
+            ops: ops.clone(),
+            migrations: migrations.clone(),
+            ..Default::default()
+        };
+        let clean = probe.clean();
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        done.push((index, ops, migrations));
+        Ok(clean)
+    }
 }
 
 /// The operations of case `index` that are tried: `n` of them, drawn from the seed.
