@@ -75,22 +75,21 @@ impl Executor<'_> {
     /// Whether `stderr` is git's refusal of a migration for two names the model holds, one
     /// a directory of the other, among its refs and its reflogs with entries.
     fn conflict_named(&self, stderr: &str) -> bool {
-        let Some((name, dir)) = refused_pair(stderr) else {
+        let Some((a, b)) = refused_pair(stderr) else {
             return false;
         };
+        let under = |n: &str, d: &str| n.strip_prefix(d).is_some_and(|r| r.starts_with('/'));
+        let (name, dir) = if under(a, b) { (a, b) } else { (b, a) };
         let held = |n: &str| {
             self.model.refs.contains_key(n) || self.model.logs.get(n).is_some_and(|l| !l.is_empty())
         };
-        name.strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
-            && held(name)
-            && held(dir)
+        under(name, dir) && held(name) && held(dir)
     }
 }
 
-/// The two names of git's directory/file refusal, the one under the other first: "cannot
-/// process 'A' and 'B' at the same time" (both in the transaction), or "'B' exists; cannot
-/// create 'A'" (`B` written before `A` came).
+/// The two names of git's directory/file refusal: "cannot process 'A' and 'B' at the same
+/// time" (both in the transaction), or "'B' exists; cannot create 'A'" (`B` written before
+/// `A` came; either may be the one under the other).
 fn refused_pair(stderr: &str) -> Option<(&str, &str)> {
     stderr.lines().find_map(|line| {
         let between = |text: &'static str, end: &'static str| {
@@ -124,6 +123,8 @@ mod tests {
         assert_eq!(refused_pair(e), Some(("refs/heads/a/b", "refs/heads/a")));
         let e = "error: 'refs/heads/a' exists; cannot create 'refs/heads/a/b'";
         assert_eq!(refused_pair(e), Some(("refs/heads/a/b", "refs/heads/a")));
+        let e = "error: 'refs/heads/a/b' exists; cannot create 'refs/heads/a'";
+        assert_eq!(refused_pair(e), Some(("refs/heads/a", "refs/heads/a/b")));
         assert_eq!(refused_pair("error: some other failure"), None);
     }
 }
