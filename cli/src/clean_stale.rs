@@ -20,10 +20,9 @@ pub fn run(path: &Path, older_than: u64, dry_run: bool) -> CliResult {
             path.display()
         )));
     };
-    let opts = StaleOptions {
-        min_age: Duration::from_secs(older_than),
-        dry_run,
-    };
+    let opts = StaleOptions::default()
+        .min_age(Duration::from_secs(older_than))
+        .dry_run(dry_run);
     let report = remove_stale(&dir, &opts)?;
     let mut out = std::io::stdout().lock();
     let verb = if dry_run { "would remove" } else { "removed" };

@@ -247,10 +247,7 @@ fn crash() -> Result<(), String> {
             }
         }
         // A stale lock blocks writers (as in git) until it is removed; then all is well.
-        let stale = reftable::stale::StaleOptions {
-            min_age: std::time::Duration::ZERO,
-            dry_run: false,
-        };
+        let stale = reftable::stale::StaleOptions::default().min_age(std::time::Duration::ZERO);
         let cleaned = reftable::stale::remove_stale(&dir, &stale).map_err(|e| e.to_string())?;
         if !cleaned.kept.is_empty() {
             return Err(format!("{point}: stale files kept: {:?}", cleaned.kept));

@@ -88,14 +88,20 @@ impl StackOptions {
     }
 }
 
-/// Which reflog entries compaction drops.
+/// Which reflog entries compaction drops: `LogExpiry::default().time(cutoff)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LogExpiry {
     /// Drop entries older than this time (seconds since the epoch); 0 keeps all.
     pub time: u64,
     /// Drop entries with a smaller update index; 0 keeps all.
     pub min_update_index: u64,
 }
+
+setters!(LogExpiry {
+    time: u64,
+    min_update_index: u64
+});
 
 impl LogExpiry {
     /// Whether compaction drops `l`: older than `time`, or below `min_update_index`.

@@ -12,8 +12,16 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
 
-/// What [`remove_stale`] removes.
+/// What [`remove_stale`] removes. New options may come in a minor release: build them from
+/// the defaults with the method of each field.
+///
+/// ```
+/// use std::time::Duration;
+/// let opts = reftable::stale::StaleOptions::default().min_age(Duration::ZERO).dry_run(true);
+/// assert!(opts.dry_run);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StaleOptions {
     /// Only files last modified at least this long ago. git holds `tables.list.lock` for as
     /// long as a transaction or a compaction runs, and a compaction of a big stack can take
@@ -22,6 +30,11 @@ pub struct StaleOptions {
     /// Report what would be removed, remove nothing.
     pub dry_run: bool,
 }
+
+setters!(StaleOptions {
+    min_age: Duration,
+    dry_run: bool
+});
 
 impl Default for StaleOptions {
     fn default() -> StaleOptions {
@@ -66,7 +79,7 @@ pub fn is_writer_file(name: &str) -> bool {
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::write(dir.path().join("tables.list.lock"), b"").unwrap();
-/// let opts = StaleOptions { min_age: Duration::ZERO, dry_run: true };
+/// let opts = StaleOptions::default().min_age(Duration::ZERO).dry_run(true);
 /// let found = remove_stale(dir.path(), &opts).unwrap();
 /// assert_eq!(found.removed.len(), 1);
 /// assert!(dir.path().join("tables.list.lock").exists(), "a dry run removes nothing");

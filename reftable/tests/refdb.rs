@@ -182,10 +182,7 @@ fn lock_held_refuses_writes() {
     assert!(e.to_string().contains("reftable clean-stale"), "{e}");
     assert_eq!(d.pack_refs(false).unwrap_err().kind(), ErrorKind::Lock);
     // Once the stale lock is removed, writers go on.
-    let opts = reftable::stale::StaleOptions {
-        min_age: Duration::ZERO,
-        dry_run: false,
-    };
+    let opts = reftable::stale::StaleOptions::default().min_age(Duration::ZERO);
     let r = reftable::stale::remove_stale(dir.path(), &opts).unwrap();
     assert_eq!(r.removed.len(), 1);
     tx(&mut d, &[RefUpdate::create("refs/heads/x", id(1))]).unwrap();

@@ -256,18 +256,12 @@ fn reflog_expire() {
         })
         .unwrap();
     }
-    st.compact_all(Some(&LogExpiry {
-        time: 10,
-        min_update_index: 0,
-    }))
-    .unwrap();
+    st.compact_all(Some(&LogExpiry::default().time(10)))
+        .unwrap();
     assert!(log_of(st.merged(), b"branch09").is_empty());
     assert_eq!(log_of(st.merged(), b"branch11").len(), 1);
-    st.compact_all(Some(&LogExpiry {
-        time: 0,
-        min_update_index: 15,
-    }))
-    .unwrap();
+    st.compact_all(Some(&LogExpiry::default().min_update_index(15)))
+        .unwrap();
     assert!(log_of(st.merged(), b"branch14").is_empty());
     assert_eq!(log_of(st.merged(), b"branch15").len(), 1);
 }
@@ -703,17 +697,11 @@ fn compaction_expiry_keeps_entries_at_the_cutoff() {
             .map(|l| l.unwrap().update().unwrap().committer.time)
             .collect()
     };
-    st.compact_all(Some(&LogExpiry {
-        time: 200,
-        min_update_index: 0,
-    }))
-    .unwrap();
+    st.compact_all(Some(&LogExpiry::default().time(200)))
+        .unwrap();
     assert_eq!(times(&st), [300, 200]);
-    st.compact_all(Some(&LogExpiry {
-        time: 0,
-        min_update_index: 3,
-    }))
-    .unwrap();
+    st.compact_all(Some(&LogExpiry::default().min_update_index(3)))
+        .unwrap();
     assert_eq!(times(&st), [300]);
 }
 
@@ -759,10 +747,7 @@ fn a_single_table_is_compacted_for_expiry() {
         w.add_log(&log("refs/heads/n", ui, 300, "new\n"))
     })
     .unwrap();
-    let expiry = LogExpiry {
-        time: 200,
-        min_update_index: 0,
-    };
+    let expiry = LogExpiry::default().time(200);
     st.compact_range(0, 0, Some(&expiry), false).unwrap();
     let names: Vec<Vec<u8>> = st
         .merged()

@@ -24,6 +24,7 @@ pub use crate::codec::format::MAX_RESTARTS;
 
 /// Where a block is and how it is laid out; the block's bytes are held elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BlockInfo {
     /// File offset of the block start (0 for the first block, which holds the file header).
     pub offset: u64,

@@ -62,12 +62,8 @@ impl Executor<'_> {
         let ours_dir = scratch.path().join("ours");
         copy_dir(self.ours_dir.path(), &ours_dir, None).map_err(setup)?;
         let opts: RefDbOptions = *self.db.options();
-        let compacted = Stack::open_or_create(&ours_dir, opts.stack).and_then(|mut s| {
-            s.compact_all(Some(&LogExpiry {
-                time: cutoff,
-                min_update_index: 0,
-            }))
-        });
+        let compacted = Stack::open_or_create(&ours_dir, opts.stack)
+            .and_then(|mut s| s.compact_all(Some(&LogExpiry::default().time(cutoff))));
         if let Err(e) = compacted {
             return Err(("compaction failed", format!("{e:#}")));
         }
