@@ -144,10 +144,15 @@ struct CaseRun<'a> {
 impl CaseRun<'_> {
     /// Take cases until none is left, the budget is used or a case stops the run.
     fn worker(&self) {
-        let lock = |m: &Mutex<Option<Stop>>| m.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+        let stopped = || {
+            self.stop
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
+        };
         loop {
             let index = self.next.fetch_add(1, Ordering::SeqCst);
-            if self.cfg.cases.is_some_and(|n| index >= n) || lock(&self.stop) {
+            if self.cfg.cases.is_some_and(|n| index >= n) || stopped() {
                 return;
             }
             if crate::budget::past(self.cfg.deadline) {
@@ -194,14 +199,14 @@ impl CaseRun<'_> {
             )?;
             let _ = std::fs::remove_dir_all(&dir);
         }
-        let probe = FaultsReport {
-            ops: ops.clone(),
-            migrations: migrations.clone(),
+        let run = FaultsReport {
+            ops,
+            migrations,
             ..Default::default()
         };
-        let clean = probe.clean();
+        let clean = run.clean();
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        done.push((index, ops, migrations));
+        done.push((index, run.ops, run.migrations));
         Ok(clean)
     }
 }

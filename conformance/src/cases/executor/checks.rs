@@ -113,8 +113,8 @@ impl Executor<'_> {
         }
         let fp = fingerprint(&theirs_tables);
         let touched = std::mem::take(&mut self.touched);
-        let turn_fp = fp ^ self.worktree_fingerprint();
-        self.git_turn = self.git_turns.step(turn_fp, &touched);
+        let worktree_fp = self.worktree_fingerprint();
+        self.git_turn = self.git_turns.step(fp, worktree_fp, &touched);
         let git_too = self.git_turn && self.looked_up != Some(fp);
         let started = self.spent("step: model", started);
         if self.git_turn {

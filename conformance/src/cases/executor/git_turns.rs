@@ -21,8 +21,9 @@ pub(crate) struct GitTurns {
     phase: u64,
     /// Changes of git's stack so far.
     changes: u64,
-    /// The stack's fingerprint after the last step.
-    last: Option<u64>,
+    /// Fingerprints after the last step: of git's stacks together (what counts as a change)
+    /// and of its main stack alone (what git's view and lookups remember).
+    last: Option<(u64, u64)>,
     /// Names touched since git last looked names up.
     pending: BTreeSet<String>,
 }
@@ -36,14 +37,16 @@ impl GitTurns {
         }
     }
 
-    /// After a step that left git's stack at `fp` and named `touched`: whether git's checks
-    /// run now. A step that changed nothing is no turn (the last check still holds).
-    pub(crate) fn step(&mut self, fp: u64, touched: &[String]) -> bool {
+    /// After a step that left git's main stack at `fp` and a linked worktree's at
+    /// `worktree_fp` (0 without one) and named `touched`: whether git's checks run now. A step
+    /// that changed neither is no turn (the last check still holds).
+    pub(crate) fn step(&mut self, fp: u64, worktree_fp: u64, touched: &[String]) -> bool {
         self.pending.extend(touched.iter().cloned());
-        if self.last != Some(fp) {
-            self.last = Some(fp);
+        let both = fp ^ worktree_fp;
+        if self.last.map(|l| l.0) != Some(both) {
             self.changes += 1;
         }
+        self.last = Some((both, fp));
         self.changes % GIT_EVERY == self.phase
     }
 
@@ -52,9 +55,9 @@ impl GitTurns {
         std::mem::take(&mut self.pending).into_iter().collect()
     }
 
-    /// The fingerprint of the last state, for the end of the case.
+    /// The main stack's fingerprint after the last step, for the end of the case.
     pub(crate) fn last(&self) -> Option<u64> {
-        self.last
+        self.last.map(|l| l.1)
     }
 }
 
@@ -68,7 +71,7 @@ mod tests {
         let a = |s: &str| vec![s.to_string()];
         let turns: Vec<bool> = [(1, a("x")), (1, a("y")), (2, a("z")), (3, vec![])]
             .into_iter()
-            .map(|(fp, names)| t.step(fp, &names))
+            .map(|(fp, names)| t.step(fp, 0, &names))
             .collect();
         // changes: 1 (odd), none, 2 (even: git's), 3 (odd).
         assert_eq!(turns, [false, false, true, false]);
@@ -76,6 +79,9 @@ mod tests {
         assert!(t.take_pending().is_empty());
         assert_eq!(t.last(), Some(3));
         let mut other = GitTurns::new(1);
-        assert!(other.step(7, &[]));
+        assert!(other.step(7, 0, &[]));
+        // A change of the worktree's stack alone is a change too; the main stack's is kept.
+        assert!(t.step(3, 9, &[]));
+        assert_eq!(t.last(), Some(3));
     }
 }

@@ -167,18 +167,22 @@ impl Executor<'_> {
         Some(m)
     }
 
+    /// git's stack of the linked worktree (`.git/worktrees/<id>/reftable`).
+    fn git_worktree_stack(&self) -> std::path::PathBuf {
+        self.repo
+            .path()
+            .join(".git/worktrees")
+            .join(WORKTREE_ID)
+            .join("reftable")
+    }
+
     /// A fingerprint of git's worktree stack (0 in a case without a worktree), so that a
     /// step that changes only that stack counts as a change for git's turns.
     pub(crate) fn worktree_fingerprint(&mut self) -> u64 {
         if self.worktree.is_none() {
             return 0;
         }
-        let git_stack = self
-            .repo
-            .path()
-            .join(".git/worktrees")
-            .join(WORKTREE_ID)
-            .join("reftable");
+        let git_stack = self.git_worktree_stack();
         let tables = tables_cached(&git_stack, &mut self.table_cache);
         hash_of(&tables, &Vec::new())
     }
@@ -189,12 +193,7 @@ impl Executor<'_> {
         let Some(wt) = self.worktree.as_ref() else {
             return;
         };
-        let git_stack = self
-            .repo
-            .path()
-            .join(".git/worktrees")
-            .join(WORKTREE_ID)
-            .join("reftable");
+        let git_stack = self.git_worktree_stack();
         let ours_stack = wt.ours_stack();
         self.count(Check::Bytes);
         let theirs = tables_cached(&git_stack, &mut self.table_cache);
