@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # How many of a set of hand-written library defects each guard catches: the library's
-# tests (`cargo test -p reftable`) and the default gate run (`conformance run`, 120 cases
-# and the concurrent round against the git on PATH, or --git). Each defect (a patch, one
-# bug each) is applied in turn to a scratch worktree of HEAD (3-way where the code moved),
+# tests (`cargo test -p reftable`), the default gate run (`conformance run`, 120 cases and
+# the concurrent round against the git on PATH, or --git) and, where the library's tests
+# miss a defect, the rest of the workspace's tests (`cargo test --workspace`; they include
+# the library's, so what those catch the workspace catches). Each defect (a patch, one bug
+# each) is applied in turn to a scratch worktree of HEAD (3-way where the code moved),
 # built in a target directory of its own, and measured; the worktree is removed at the end.
 #
 #   ci/blind-defects.sh [--set DIR] [--git GIT] [--out FILE] [ID...]
 #
 # DIR defaults to fixtures/blind-defects (NN.patch and MANIFEST.md); FILE to
-# target/blind-defects.tsv, one line per defect: id, lib=<exit>, gate=<exit> (0: not
-# caught). About two minutes per defect on 2 idle cores, after a first build of about ten.
+# target/blind-defects.tsv, one line per defect: id, lib=<exit>, gate=<exit>,
+# workspace=<exit> (0: not caught). About two minutes per defect on 2 idle cores (six where
+# the workspace runs), after a first build of about ten.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 set_dir=fixtures/blind-defects out=target/blind-defects.tsv git_args=()
@@ -43,7 +46,11 @@ for id in "${ids[@]}"; do
   (cd "$wt" && cargo build -q --release -p conformance --offline >/dev/null 2>&1)
   (cd "$wt" && "$CARGO_TARGET_DIR"/release/conformance run --no-minimize "${git_args[@]}" \
     --out "$CARGO_TARGET_DIR/cases-$id" >/dev/null 2>&1) && gate=0 || gate=$?
-  echo -e "$id\tlib=$lib\tgate=$gate" | tee -a "$out"
+  ws=$lib
+  if [ "$lib" = 0 ]; then
+    (cd "$wt" && cargo test -q --workspace --exclude reftable --offline >/dev/null 2>&1) && ws=0 || ws=$?
+  fi
+  echo -e "$id\tlib=$lib\tgate=$gate\tworkspace=$ws" | tee -a "$out"
 done
-awk -F'\t' '$2 ~ /^lib=/ {n++; l+=($2!="lib=0"); g+=($3!="gate=0"); e+=($2!="lib=0" || $3!="gate=0")}
-  END {printf "blind defects: %d measured; library tests catch %d, the gate %d, one or the other %d\n", n, l, g, e}' "$out"
+awk -F'\t' '$2 ~ /^lib=/ {n++; l+=($2!="lib=0"); g+=($3!="gate=0"); w+=($4!="workspace=0"); e+=($2!="lib=0" || $3!="gate=0"); a+=($3!="gate=0" || $4!="workspace=0")}
+  END {printf "blind defects: %d measured; library tests catch %d, the gate %d, the workspace %d, library tests or gate %d, any guard %d\n", n, l, g, w, e, a}' "$out"
