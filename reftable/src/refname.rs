@@ -337,7 +337,11 @@ mod tests {
             "refs/heads/\x01",
             "refs/heads/a\x7f",
             "refs/heads/x.lock",
+            // `.lock` ends no component, not only the last (`check_refname_component`).
+            "refs/heads/topic.lock/x",
+            "refs/tags/v1.lock/rc",
             "refs/heads/.hidden",
+            "refs/heads/.hidden/x",
         ];
         for n in bad {
             assert!(!is_valid_refname(n.as_bytes(), true), "{n}");
@@ -354,6 +358,28 @@ mod tests {
         }
         for n in ["FETCH_HEAD", "MERGE_HEAD", "FOO", "head", "config"] {
             assert!(!is_root_ref(n.as_bytes()), "{n}");
+        }
+    }
+
+    #[test]
+    fn reflogs_created_by_default_as_git_chooses() {
+        // `should_autocreate_reflog`: branches, remote-tracking refs, notes and HEAD.
+        for n in [
+            "refs/heads/main",
+            "refs/remotes/origin/main",
+            "refs/notes/commits",
+            "HEAD",
+        ] {
+            assert!(autocreates_reflog(n.as_bytes()), "{n}");
+        }
+        for n in [
+            "refs/tags/v1",
+            "refs/stash",
+            "ORIG_HEAD",
+            "refs/heads",
+            "refs/notes",
+        ] {
+            assert!(!autocreates_reflog(n.as_bytes()), "{n}");
         }
     }
 

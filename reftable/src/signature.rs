@@ -129,10 +129,14 @@ mod tests {
         ] {
             let tz = TzOffset::parse(text.as_bytes()).unwrap();
             assert_eq!((tz.hhmm(), tz.minutes()), (hhmm, minutes), "{text}");
+            // A zone prints with `-` only when it is west of UTC (git's `date_string`): a
+            // `-0000` read back is UTC and prints `+0000`, as git's files backend writes it.
+            assert_eq!(tz.to_string(), text.replace("-0000", "+0000"), "{text}");
             if let Some(m) = minutes {
                 assert_eq!(TzOffset::from_minutes(m), Some(tz), "{text}");
             }
         }
+        assert_eq!(TzOffset::UTC.to_string(), "+0000");
         assert_eq!(TzOffset::from_hhmm(-5).to_string(), "-0005");
         assert_eq!(TzOffset::from_hhmm(i16::MIN).to_string(), "-32768");
         assert_eq!(TzOffset::from_minutes(6000), None);

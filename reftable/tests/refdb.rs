@@ -501,6 +501,65 @@ fn refusal(r: reftable::Result<()>) -> reftable::Refusal {
         .clone()
 }
 
+/// Each update of one transaction logs its own message (`ref_transaction_add_update`
+/// normalizes each), also when two messages are the same length.
+#[test]
+fn each_update_of_a_transaction_logs_its_own_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    let names = [
+        "refs/heads/a",
+        "refs/heads/b",
+        "refs/heads/c",
+        "refs/heads/d",
+    ];
+    let messages = ["set a", "set b", "set  b", "set a"];
+    let updates: Vec<_> = names
+        .iter()
+        .zip(messages)
+        .map(|(n, m)| RefUpdate::create(n, id(1)).message(m))
+        .collect();
+    tx(&mut d, &updates).unwrap();
+    for (n, want) in names
+        .iter()
+        .zip(["set a\n", "set b\n", "set b\n", "set a\n"])
+    {
+        let got = log(&d, n.as_bytes())[0].update().unwrap().message.clone();
+        assert_eq!(String::from_utf8_lossy(&got), want, "{n}");
+    }
+}
+
+/// Only a commit goes to a branch, and `HEAD` counts as one (`ref_transaction_update`'s
+/// `is_branch`): detached, or updated through as a symref, the refusal names `HEAD`. Other
+/// refs take any object.
+#[test]
+fn non_commits_are_refused_for_branches_and_head() {
+    use reftable::Refusal;
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    let with_tags = |d: &mut RefDb, u: &[RefUpdate]| d.transaction(u, &me(), &Tags).map(drop);
+    for name in ["HEAD", "refs/heads/x"] {
+        let r = with_tags(&mut d, &[RefUpdate::create(name, id(2))]);
+        match refusal(r) {
+            Refusal::NonCommit { name: n, id: i } => assert_eq!((n, i), (name.into(), id(2))),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    with_tags(&mut d, &[RefUpdate::create("refs/tags/t", id(2))]).unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::symref_create("HEAD", "refs/heads/main")],
+    )
+    .unwrap();
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    let e = with_tags(&mut d, &[RefUpdate::update("HEAD", id(2), Some(id(1)))]).unwrap_err();
+    assert!(
+        matches!(e.refusal(), Some(Refusal::NonCommit { name, .. }) if name == b"HEAD"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("to branch 'HEAD'"), "{e}");
+}
+
 /// Directory/file conflicts among the updates of one transaction, also when one side is
 /// reached through a symref (as git 2.47.3 refuses them: "'refs/heads/a' exists; cannot
 /// create 'refs/heads/a/b'" and "cannot process 'refs/heads/x' and 'refs/heads/x/y' at the

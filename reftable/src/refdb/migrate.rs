@@ -293,11 +293,79 @@ mod tests {
     use crate::hash::HashId;
     use crate::refdb::{AssumeCommits, RefDbOptions};
 
-    /// Files → stack → files: what is read back is what was read first (refs, reflog
-    /// entries with their fields), in git's layout.
     /// git's export_files refusal (refs.c `refs_verify_refnames_available` over the
     /// migration's one transaction): a reflog under a ref's name stops the export before a
     /// file is written.
+    fn write_files(dir: &Path, files: &[(&str, String)]) {
+        for (name, content) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+    }
+
+    /// git's migration (`migrate_one_reflog_entry`) gives every reflog entry an update index,
+    /// an entry whose new id is null too, though that one writes no record.
+    #[test]
+    fn an_entry_with_a_null_new_id_spends_its_update_index() {
+        let src = tempfile::tempdir().unwrap();
+        let (z, a, b) = ("0".repeat(40), "1".repeat(40), "2".repeat(40));
+        write_files(
+            src.path(),
+            &[
+                ("HEAD", format!("{b}\n")),
+                (
+                    "logs/HEAD",
+                    format!(
+                        "{z} {a} C O <c@x> 5 +0100\tone\n{a} {z} C O <c@x> 6 +0100\tgone\n\
+                         {z} {b} C O <c@x> 7 +0100\tback\n"
+                    ),
+                ),
+            ],
+        );
+        let stack = tempfile::tempdir().unwrap();
+        let mut db = RefDb::open_or_create(stack.path(), RefDbOptions::default()).unwrap();
+        db.import(
+            &FilesRefs::read(src.path(), HashId::Sha1).unwrap(),
+            &AssumeCommits,
+        )
+        .unwrap();
+        let mut logs = db.stack.merged().logs().unwrap();
+        let mut seen = Vec::new();
+        while let Some(l) = logs.next_record().unwrap() {
+            seen.push((l.refname.clone(), l.update_index));
+        }
+        assert_eq!(seen, [(b"HEAD".to_vec(), 3), (b"HEAD".to_vec(), 1)]);
+    }
+
+    /// A reflog that holds only its existence marker becomes no file, so it is in nobody's
+    /// way: git migrates a ref under it, and one above it.
+    #[test]
+    fn an_empty_reflog_does_not_stop_an_export() {
+        let a = "1".repeat(40);
+        for (reflog, r) in [
+            ("refs/heads/a", "refs/heads/a/b"),
+            ("refs/heads/a/b", "refs/heads/a"),
+        ] {
+            let src = tempfile::tempdir().unwrap();
+            write_files(
+                src.path(),
+                &[("HEAD", format!("{a}\n")), (r, format!("{a}\n"))],
+            );
+            let stack = tempfile::tempdir().unwrap();
+            let mut db = RefDb::open_or_create(stack.path(), RefDbOptions::default()).unwrap();
+            db.import(
+                &FilesRefs::read(src.path(), HashId::Sha1).unwrap(),
+                &AssumeCommits,
+            )
+            .unwrap();
+            db.create_reflog(reflog.as_bytes()).unwrap();
+            let out = tempfile::tempdir().unwrap();
+            db.export_files(out.path(), &AssumeCommits).unwrap();
+            assert!(!out.path().join("logs").join(reflog).exists(), "{reflog}");
+        }
+    }
+
     #[test]
     fn reflog_under_a_ref_is_not_exported() {
         let src = tempfile::tempdir().unwrap();
@@ -332,6 +400,8 @@ mod tests {
         assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
     }
 
+    /// Files → stack → files: what is read back is what was read first (refs, reflog
+    /// entries with their fields), in git's layout.
     #[test]
     fn export_reads_back_as_imported() {
         let src = tempfile::tempdir().unwrap();
@@ -396,6 +466,9 @@ mod tests {
             log,
             format!("{z} {a} C O <c@x> 5 +0100\tone\n{a} {b} C O <c@x> 6 -0130\n")
         );
+        // UTC is `+0000` in a reflog line, as git's files backend writes it.
+        let log = std::fs::read_to_string(out.path().join("logs/refs/custom/x")).unwrap();
+        assert_eq!(log, format!("{z} {a} C O <c@x> 7 +0000\tcustom msg\n"));
         assert!(out.path().join("refs/custom").is_dir() && out.path().join("refs/tags").is_dir());
         assert_eq!(
             std::fs::read_to_string(out.path().join("refs/heads/sym")).unwrap(),
