@@ -501,6 +501,27 @@ fn refusal(r: reftable::Result<()>) -> reftable::Refusal {
         .clone()
 }
 
+/// A rename's directory/file check leaves the renamed ref out in both directions
+/// (`write_copy_table` skips the old name): `a/b` becomes `a`, and `a` becomes `a/b`. A third
+/// ref in the way still refuses it.
+#[test]
+fn a_rename_into_its_own_directory_or_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/a/b", id(1))]).unwrap();
+    d.rename_ref(b"refs/heads/a/b", b"refs/heads/a", b"up", &me())
+        .unwrap();
+    d.rename_ref(b"refs/heads/a", b"refs/heads/a/c", b"down", &me())
+        .unwrap();
+    let names: Vec<_> = live(&d).into_iter().map(|r| r.refname).collect();
+    assert_eq!(names, [b"refs/heads/a/c".to_vec()]);
+    tx(&mut d, &[RefUpdate::create("refs/heads/x/y", id(1))]).unwrap();
+    let e = d
+        .rename_ref(b"refs/heads/a/c", b"refs/heads/x", b"in the way", &me())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NameConflict, "{e}");
+}
+
 /// Each update of one transaction logs its own message (`ref_transaction_add_update`
 /// normalizes each), also when two messages are the same length.
 #[test]

@@ -694,6 +694,10 @@ mod tests {
     fn listings_merge_the_stacks_as_git_selects() {
         let (_d, mut wt) = setup();
         let me = Signature::default();
+        // The main worktree's own refs and reflogs in the common stack are not this
+        // worktree's (git's `ref_iterator_select` keeps only shared names from there).
+        let orig = RefUpdate::create("ORIG_HEAD", id(7)).create_reflog();
+        wt.common.transaction(&[orig], &me, &AssumeCommits).unwrap();
         // A shared name in the worktree's stack shadows the common one (git never writes
         // one there; a crafted stack can have it).
         let n = wt.own.stack.next_update_index();
