@@ -110,3 +110,26 @@ fn a_key_repeated_across_a_block_boundary_is_reported() {
     let report = fsck::check_table(&path).unwrap();
     assert!(report.count() > 0, "a repeated key across blocks passed");
 }
+
+/// git names a table after both its first and its last update index (`format_name`): a
+/// name that gets either one wrong is reported, not only one that gets both wrong.
+#[test]
+fn a_table_name_that_disagrees_with_its_header_is_reported() {
+    let opts = WriteOptions::default();
+    for (name, reported) in [
+        ("0x000000000001-0x000000000002-00000001.ref", false),
+        ("0x000000000001-0x000000000003-00000001.ref", true),
+        ("0x000000000000-0x000000000002-00000001.ref", true),
+        ("0x000000000005-0x000000000006-00000001.ref", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = table(&["refs/heads/a".to_string()], 1, 2, opts);
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        std::fs::write(dir.path().join("tables.list"), format!("{name}\n")).unwrap();
+        let report = fsck::check_stack(dir.path(), None).unwrap();
+        let said = report
+            .findings()
+            .any(|f| f.kind == FindingKind::Stack && f.text.contains("file name says"));
+        assert_eq!(said, reported, "{name}: {:?}", kinds(&report));
+    }
+}
