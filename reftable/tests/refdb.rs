@@ -491,7 +491,18 @@ fn only_a_rename_of_heads_branch_logs_to_head() {
     assert_eq!(log(&d, b"HEAD").len(), before, "a copy logged to HEAD");
     d.rename_ref(b"refs/heads/main", b"refs/heads/moved", b"moved", &me())
         .unwrap();
-    assert_eq!(log(&d, b"HEAD").len(), before + 1, "a rename logs to HEAD");
+    let head = log(&d, b"HEAD");
+    assert_eq!(head.len(), before + 1, "a rename logs to HEAD");
+    // HEAD's entry is the deletion's (old id to null, at the deletion's update index), the
+    // index below the new name's creation.
+    let moved = log(&d, b"refs/heads/moved");
+    let deletion = moved
+        .iter()
+        .find(|l| l.update().unwrap().new_id.is_null())
+        .expect("the new name logs the deletion");
+    assert_eq!(head[0].update_index, deletion.update_index);
+    assert_eq!(head[0].update_index + 1, moved[0].update_index);
+    assert!(head[0].update().unwrap().new_id.is_null());
 }
 
 fn refusal(r: reftable::Result<()>) -> reftable::Refusal {
