@@ -847,6 +847,18 @@ mod tests {
         assert!(WorktreeRefDb::open(dir.path(), &missing, opts()).is_err());
     }
 
+    /// Only `git init` and clone make the repository's stack (`reftable_be_create_on_disk`):
+    /// a worktree opened against a common dir without one fails, and makes none.
+    #[test]
+    fn a_missing_common_stack_is_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let git_dir = dir.path().join("worktrees/wt");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        let e = WorktreeRefDb::open(dir.path(), &git_dir, opts()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotExist, "{e}");
+        assert!(!dir.path().join("reftable").exists());
+    }
+
     /// git moves a ref in the stack of its *new* name and reads the old ref there
     /// (`reftable_be_rename_ref` / `_copy_ref`: `backend_for(newrefname)`): across the
     /// boundary between this worktree's refs and the shared ones, the old ref is not found.
