@@ -9,7 +9,8 @@
 # (minimized) to target/conformance/cases/.
 #
 # CONFORMANCE_PROFILE=dev runs the debug build (what `cargo test` has already built) instead
-# of the release build: about three minutes of build saved on 2 cores, for a slower harness.
+# of the release build: about two and a half minutes of build saved on 2 cores, for a
+# slower harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${CONFORMANCE_PROFILE:-release}
