@@ -293,43 +293,41 @@ mod tests {
     use crate::hash::HashId;
     use crate::refdb::{AssumeCommits, RefDbOptions};
 
-    /// git's export_files refusal (refs.c `refs_verify_refnames_available` over the
-    /// migration's one transaction): a reflog under a ref's name stops the export before a
-    /// file is written.
-    fn write_files(dir: &Path, files: &[(&str, String)]) {
+    /// A files repository of `files` (path, content) in a scratch directory, read back.
+    fn files_repo(files: &[(&str, String)]) -> (tempfile::TempDir, FilesRefs) {
+        let src = tempfile::tempdir().unwrap();
         for (name, content) in files {
-            let p = dir.join(name);
+            let p = src.path().join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, content).unwrap();
         }
+        let read = FilesRefs::read(src.path(), HashId::Sha1).unwrap();
+        (src, read)
+    }
+
+    /// A new stack with `files` imported into it.
+    fn imported(files: &[(&str, String)]) -> (tempfile::TempDir, RefDb) {
+        let stack = tempfile::tempdir().unwrap();
+        let mut db = RefDb::open(stack.path(), RefDbOptions::default()).unwrap();
+        db.import(&files_repo(files).1, &AssumeCommits).unwrap();
+        (stack, db)
     }
 
     /// git's migration (`migrate_one_reflog_entry`) gives every reflog entry an update index,
     /// an entry whose new id is null too, though that one writes no record.
     #[test]
     fn an_entry_with_a_null_new_id_spends_its_update_index() {
-        let src = tempfile::tempdir().unwrap();
         let (z, a, b) = ("0".repeat(40), "1".repeat(40), "2".repeat(40));
-        write_files(
-            src.path(),
-            &[
-                ("HEAD", format!("{b}\n")),
-                (
-                    "logs/HEAD",
-                    format!(
-                        "{z} {a} C O <c@x> 5 +0100\tone\n{a} {z} C O <c@x> 6 +0100\tgone\n\
-                         {z} {b} C O <c@x> 7 +0100\tback\n"
-                    ),
+        let (_stack, db) = imported(&[
+            ("HEAD", format!("{b}\n")),
+            (
+                "logs/HEAD",
+                format!(
+                    "{z} {a} C O <c@x> 5 +0100\tone\n{a} {z} C O <c@x> 6 +0100\tgone\n\
+                     {z} {b} C O <c@x> 7 +0100\tback\n"
                 ),
-            ],
-        );
-        let stack = tempfile::tempdir().unwrap();
-        let mut db = RefDb::open_or_create(stack.path(), RefDbOptions::default()).unwrap();
-        db.import(
-            &FilesRefs::read(src.path(), HashId::Sha1).unwrap(),
-            &AssumeCommits,
-        )
-        .unwrap();
+            ),
+        ]);
         let mut logs = db.stack.merged().logs().unwrap();
         let mut seen = Vec::new();
         while let Some(l) = logs.next_record().unwrap() {
@@ -347,18 +345,7 @@ mod tests {
             ("refs/heads/a", "refs/heads/a/b"),
             ("refs/heads/a/b", "refs/heads/a"),
         ] {
-            let src = tempfile::tempdir().unwrap();
-            write_files(
-                src.path(),
-                &[("HEAD", format!("{a}\n")), (r, format!("{a}\n"))],
-            );
-            let stack = tempfile::tempdir().unwrap();
-            let mut db = RefDb::open_or_create(stack.path(), RefDbOptions::default()).unwrap();
-            db.import(
-                &FilesRefs::read(src.path(), HashId::Sha1).unwrap(),
-                &AssumeCommits,
-            )
-            .unwrap();
+            let (_stack, mut db) = imported(&[("HEAD", format!("{a}\n")), (r, format!("{a}\n"))]);
             db.create_reflog(reflog.as_bytes()).unwrap();
             let out = tempfile::tempdir().unwrap();
             db.export_files(out.path(), &AssumeCommits).unwrap();
@@ -366,29 +353,20 @@ mod tests {
         }
     }
 
+    /// git's export_files refusal (refs.c `refs_verify_refnames_available` over the
+    /// migration's one transaction): a reflog under a ref's name stops the export before a
+    /// file is written.
     #[test]
     fn reflog_under_a_ref_is_not_exported() {
-        let src = tempfile::tempdir().unwrap();
         let (z, a) = ("0".repeat(40), "1".repeat(40));
-        for (name, content) in [
+        let (_stack, db) = imported(&[
             ("HEAD", "ref: refs/heads/main\n".to_string()),
             ("refs/heads/a", format!("{a}\n")),
             (
                 "logs/refs/heads/a/b",
                 format!("{z} {a} C O <c@x> 5 +0100\tgone\n"),
             ),
-        ] {
-            let p = src.path().join(name);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, content).unwrap();
-        }
-        let stack = tempfile::tempdir().unwrap();
-        let mut db = RefDb::open(stack.path(), RefDbOptions::default()).unwrap();
-        db.import(
-            &FilesRefs::read(src.path(), HashId::Sha1).unwrap(),
-            &AssumeCommits,
-        )
-        .unwrap();
+        ]);
         let out = tempfile::tempdir().unwrap();
         let e = db.export_files(out.path(), &AssumeCommits).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NameConflict, "{e}");
@@ -404,7 +382,6 @@ mod tests {
     /// entries with their fields), in git's layout.
     #[test]
     fn export_reads_back_as_imported() {
-        let src = tempfile::tempdir().unwrap();
         let z = "0".repeat(40);
         let a = "1".repeat(40);
         let b = "2".repeat(40);
@@ -426,15 +403,8 @@ mod tests {
                 format!("{z} {a} C O <c@x> 7 +0000\tcustom  msg\n"),
             ),
         ];
-        for (name, content) in &files {
-            let p = src.path().join(name);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, content).unwrap();
-        }
-        let read = FilesRefs::read(src.path(), HashId::Sha1).unwrap();
-        let stack = tempfile::tempdir().unwrap();
-        let mut db = RefDb::open(stack.path(), RefDbOptions::default()).unwrap();
-        db.import(&read, &AssumeCommits).unwrap();
+        let (_src, read) = files_repo(&files);
+        let (_stack, db) = imported(&files);
         let out = tempfile::tempdir().unwrap();
         db.export_files(out.path(), &AssumeCommits).unwrap();
         let again = FilesRefs::read(out.path(), HashId::Sha1).unwrap();
