@@ -179,17 +179,16 @@ pub enum Op {
         updates: Vec<Update>,
     },
     /// `git fetch --atomic … . +<new>:<ref>…` ([`Op::fetch_args`]): fetch from the
-    /// repository itself by object id, every update in one transaction with the reflog
-    /// message `message` (`fetch <its arguments>: <what>`, where what is `storing ref` for
-    /// a new ref, `fast-forward` or `forced-update` for a moved one: the generator draws
-    /// only updates that share one). A new ref is written without an old value, a moved
-    /// one expecting the value fetch read.
+    /// repository itself by object id, every update in one transaction, each with its own
+    /// reflog message (`fetch <its arguments>: <what>`, where what is `storing ref` for a
+    /// new ref, `fast-forward` or `forced-update` for a moved one). A new ref is written
+    /// without an old value, a moved one expecting the value fetch read.
     Fetch {
         /// The updates: a new commit id, and as old value the current one (none for a new
         /// ref).
         updates: Vec<Update>,
-        /// The reflog message of every update.
-        message: String,
+        /// The reflog message of each update, in the order of `updates`.
+        messages: Vec<String>,
     },
     /// `git tag` ([`Op::tag_args`]): one lightweight tag set to an object, `-f` when it
     /// exists (its transaction expects the value the command read, or no ref), with
@@ -320,7 +319,8 @@ impl Op {
             } => Some((message, *create_reflog)),
             Op::SymbolicRef { message, .. } => Some((message, false)),
             Op::Push { .. } => Some((Op::PUSH_MESSAGE, false)),
-            Op::Fetch { message, .. } => Some((message, false)),
+            // One process: its first message keys its clock.
+            Op::Fetch { messages, .. } => messages.first().map(|m| (m.as_str(), false)),
             _ => None,
         }
     }

@@ -199,6 +199,8 @@ struct Step {
     via_head: bool,
     no_deref: bool,
     force_reflog: bool,
+    /// The update the step comes from (its message is that update's).
+    update: usize,
 }
 
 /// A transaction being checked: its steps so far, the names they touch (sorted), the
@@ -233,7 +235,8 @@ fn has_bad_name(u: &Update) -> bool {
 fn first_steps(updates: &[Update], create_reflog: bool) -> Vec<Step> {
     updates
         .iter()
-        .map(|u| Step {
+        .enumerate()
+        .map(|(update, u)| Step {
             name: u.refname.clone(),
             new: u.new.clone(),
             old: u.old.clone(),
@@ -241,6 +244,7 @@ fn first_steps(updates: &[Update], create_reflog: bool) -> Vec<Step> {
             via_head: false,
             no_deref: u.no_deref,
             force_reflog: create_reflog && u.takes_create_reflog(),
+            update,
         })
         .collect()
 }
@@ -352,8 +356,24 @@ impl Model {
         time: u64,
         objects: &dyn Objects,
     ) -> Result<(), Refusal> {
+        let messages = vec![message; updates.len()];
+        self.transaction_logged(updates, &messages, create_reflog, time, objects)
+    }
+
+    /// [`Model::transaction`] where each update logs its own message (`messages[i]` for
+    /// `updates[i]`, and for the steps it leads to: `HEAD` for its branch, a symref's
+    /// referent), as `git fetch --atomic` logs each ref with what it did to it.
+    pub fn transaction_logged(
+        &mut self,
+        updates: &[Update],
+        messages: &[&str],
+        create_reflog: bool,
+        time: u64,
+        objects: &dyn Objects,
+    ) -> Result<(), Refusal> {
+        assert_eq!(updates.len(), messages.len(), "a message per update");
         let (steps, writes) = self.plan(updates, create_reflog, objects)?;
-        self.apply(&steps, &writes, message, time);
+        self.apply(&steps, &writes, messages, time);
         Ok(())
     }
 
@@ -476,6 +496,7 @@ impl Model {
                 via_head: s.via_head,
                 no_deref: true,
                 force_reflog: s.force_reflog,
+                update: s.update,
             });
             c.affected.push("HEAD".into());
             c.affected.sort();
@@ -526,6 +547,7 @@ impl Model {
                 via_head: s.via_head || s.name == "HEAD",
                 no_deref: false,
                 force_reflog: s.force_reflog,
+                update: s.update,
             });
             let st = &mut c.steps[i];
             st.log_only = true;
@@ -572,7 +594,7 @@ impl Model {
 
     /// Write what a checked transaction changes: `writes` are (step, current value) of the
     /// steps that write. Reflog decisions use the state before the transaction.
-    fn apply(&mut self, steps: &[Step], writes: &[(usize, ObjectId)], message: &str, time: u64) {
+    fn apply(&mut self, steps: &[Step], writes: &[(usize, ObjectId)], messages: &[&str], time: u64) {
         // What each write sees of the state before the transaction (its own symref-ness,
         // whether it logs, what a new symref resolves to), taken before anything changes:
         // a copy of the whole model per transaction made long runs quadratic.
@@ -590,11 +612,18 @@ impl Model {
                 (is_symref, logs, new)
             })
             .collect();
-        let mut msg = normalize(message);
-        msg.truncate(self.max_message);
-        msg.push(b'\n');
+        let msgs: Vec<Vec<u8>> = messages
+            .iter()
+            .map(|m| {
+                let mut msg = normalize(m);
+                msg.truncate(self.max_message);
+                msg.push(b'\n');
+                msg
+            })
+            .collect();
         for (&(i, current), &(is_symref, logs, new)) in writes.iter().zip(&before) {
             let s = &steps[i];
+            let msg = &msgs[s.update];
             let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
             if s.new.is_some() && !is_symref && deletes {
                 self.logs.remove(&s.name);

@@ -824,19 +824,20 @@ impl Resolver {
         Op::Push { updates: pushed }
     }
 
-    /// `updates` as a `git fetch --atomic . +<new>:<ref>…` ([`Op::fetch_args`]) where a
-    /// fetch expresses them under one reflog message: new commits for refs under `refs/`
-    /// but `refs/tags/` that are absent or hold another commit, none a symref or the
-    /// branch `HEAD` points at (fetch refuses the checked-out branch), all of one kind —
-    /// all new (`storing ref`: the source is an id, so no remote name says head or tag),
-    /// all fast-forwards or all forced updates (the pool's commits are one history) — and
-    /// a transaction the model accepts; else a transaction.
+    /// `updates` as a `git fetch --atomic . +<new>:<ref>…` ([`Op::fetch_args`]): new
+    /// commits for refs under `refs/` but `refs/tags/` that are absent or hold another
+    /// commit, none a symref or the branch `HEAD` points at (fetch refuses the checked-out
+    /// branch), and a transaction the model accepts; else a transaction. Each update logs
+    /// what fetch did to its ref — `storing ref` for a new one (the source is an id, so no
+    /// remote name says head or tag), `fast-forward` or `forced-update` for a moved one
+    /// (the pool's commits are one history) — so one fetch of mixed kinds is one
+    /// transaction with a message per update.
     fn fetch(&self, updates: Vec<Update>, model: &Model) -> Op {
         let pool = PoolObjects(&self.pool);
         let head = checked_out(model);
         let place = |id: &ObjectId| self.pool.commits.iter().position(|c| c == id);
-        let mut what = None;
         let mut fetched: Vec<Update> = Vec::new();
+        let mut whats: Vec<&str> = Vec::new();
         for u in &updates {
             let name = &u.refname;
             let Some(Value::Oid(h)) = &u.new else {
@@ -857,25 +858,24 @@ impl Resolver {
             };
             let apart = apart_from(&fetched, name);
             let ours = name.starts_with("refs/") && !name.starts_with("refs/tags/");
-            if ours && name != head && apart && *what.get_or_insert(kind) == kind {
+            if ours && name != head && apart {
                 fetched.push(Update {
                     refname: name.clone(),
                     new: Some(Value::oid(&new)),
                     old,
                     no_deref: false,
                 });
+                whats.push(kind);
             }
         }
-        let Some(what) = what else {
-            return self.segment_txn(updates);
-        };
         if fetched.is_empty() || model.refusal(&fetched, &pool).is_some() {
             return self.segment_txn(updates);
         }
-        let message = format!("{}: {what}", Op::fetch_args(&fetched).join(" "));
+        let args = Op::fetch_args(&fetched).join(" ");
+        let messages = whats.iter().map(|w| format!("{args}: {w}")).collect();
         Op::Fetch {
             updates: fetched,
-            message,
+            messages,
         }
     }
 
@@ -1325,11 +1325,12 @@ mod tests {
         assert!((7..14).contains(&share), "{orphans} orphans, {txns} txns");
     }
 
-    /// A fetch takes the updates that share the first one's reflog message (new ref,
-    /// fast-forward or forced update over the pool's one history), never the checked-out
-    /// branch or a tag, and falls back to a transaction when none is left.
+    /// A fetch takes new commits for refs that are absent or hold another pool commit,
+    /// each logged with what fetch did to it (new ref, fast-forward or forced update over
+    /// the pool's one history), never the checked-out branch or a tag, and falls back to a
+    /// transaction when none is left.
     #[test]
-    fn a_fetch_keeps_one_kind_of_update() {
+    fn a_fetch_logs_each_update_with_what_it_did() {
         let id = |n: u32| ObjectId::from_hex(&format!("{n:040x}")).unwrap();
         let pool = Pool {
             commits: vec![id(1), id(2), id(3)],
@@ -1354,15 +1355,19 @@ mod tests {
             no_deref: false,
         };
         let fetch = |updates: Vec<Update>| match resolver.fetch(updates, &model) {
-            Op::Fetch { updates, message } => {
+            Op::Fetch { updates, messages } => {
+                let args = Op::fetch_args(&updates).join(" ");
+                assert!(args.starts_with("fetch --atomic "), "{args}");
+                let whats: Vec<String> = messages
+                    .iter()
+                    .map(|m| m.strip_prefix(&format!("{args}: ")).unwrap().to_string())
+                    .collect();
                 let names: Vec<String> = updates.iter().map(|u| u.refname.clone()).collect();
-                let what = message.rsplit(": ").next().unwrap().to_string();
-                assert!(message.starts_with("fetch --atomic "), "{message}");
-                (names, what, updates)
+                (names, whats, updates)
             }
             other => panic!("not a fetch: {other:?}"),
         };
-        let (names, what, updates) = fetch(vec![
+        let (names, whats, updates) = fetch(vec![
             set("refs/heads/a", 3),
             set("refs/heads/b", 1),
             set("refs/heads/new", 2),
@@ -1370,18 +1375,12 @@ mod tests {
             set("refs/tags/t", 2),
         ]);
         assert_eq!(
-            (names, what.as_str()),
-            (vec!["refs/heads/a".into()], "fast-forward")
+            names,
+            ["refs/heads/a", "refs/heads/b", "refs/heads/new"].map(String::from)
         );
-        assert_eq!(updates[0].old, Some(Value::oid(&id(1))));
-        let (names, what, updates) = fetch(vec![set("refs/heads/new", 2), set("refs/heads/b", 1)]);
-        assert_eq!(
-            (names, what.as_str()),
-            (vec!["refs/heads/new".into()], "storing ref")
-        );
-        assert_eq!(updates[0].old, None);
-        let (_, what, _) = fetch(vec![set("refs/heads/b", 1)]);
-        assert_eq!(what, "forced-update");
+        assert_eq!(whats, ["fast-forward", "forced-update", "storing ref"]);
+        let olds: Vec<_> = updates.iter().map(|u| u.old.clone()).collect();
+        assert_eq!(olds, [Some(Value::oid(&id(1))), Some(Value::oid(&id(3))), None]);
         assert!(matches!(
             resolver.fetch(vec![set("refs/heads/main", 3)], &model),
             Op::Txn { .. }

@@ -100,8 +100,8 @@ pub fn apply(
         Op::Push { updates } => {
             txn_committed(db, updates, Op::PUSH_MESSAGE, false, committer, objects)
         }
-        Op::Fetch { updates, message } => {
-            txn_committed(db, updates, message, false, committer, objects)
+        Op::Fetch { updates, messages } => {
+            txn_logged(db, updates, messages, false, committer, objects)
         }
         other => return apply_other(db, other, committer, objects).map(|()| None),
     };
@@ -236,10 +236,25 @@ fn txn_committed(
     committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<Committed, Refused> {
+    let messages = vec![message.to_string(); updates.len()];
+    txn_logged(db, updates, &messages, create_reflog, committer, objects)
+}
+
+/// [`txn_committed`] where each update logs its own message (`messages[i]` for
+/// `updates[i]`).
+pub(crate) fn txn_logged(
+    db: &mut RefDb,
+    updates: &[Update],
+    messages: &[String],
+    create_reflog: bool,
+    committer: &Signature,
+    objects: &PoolObjects<'_>,
+) -> Result<Committed, Refused> {
     parser_check(updates)?;
     let upd: Vec<_> = updates
         .iter()
-        .map(|u| u.to_ref_update(message, create_reflog))
+        .zip(messages)
+        .map(|(u, m)| u.to_ref_update(m, create_reflog))
         .collect();
     db.transaction(&upd, committer, objects)
         .map_err(|e| our_refusal(&e))

@@ -35,6 +35,10 @@ const COMMANDS: [&str; 8] = [
 /// What an update expects of the ref's old value.
 const EXPECTS: [&str; 4] = ["nothing", "no ref", "an object", "a symref target"];
 
+/// A transaction whose updates log different messages (`fetch --atomic` of new and moved
+/// refs).
+const PER_UPDATE_MESSAGES: &str = "transaction: a message per update";
+
 /// The name forms a worktree transaction draws.
 const WORKTREE_FORMS: [&str; 6] = [
     "HEAD",
@@ -107,6 +111,11 @@ pub fn of(op: &Op, model: &Model) -> Vec<String> {
             }
             if updates.len() >= 10 {
                 out.push("transaction: ten updates or more".into());
+            }
+            if let Op::Fetch { messages, .. } = op {
+                if messages.iter().any(|m| m != &messages[0]) {
+                    out.push(PER_UPDATE_MESSAGES.into());
+                }
             }
         }
         Op::WorktreeTxn { updates, .. } => {
@@ -306,6 +315,7 @@ pub fn every(features: &Features) -> Vec<String> {
     }
     out.extend(["update: of HEAD".into(), "update: of HEAD's branch".into()]);
     out.push("transaction: ten updates or more".into());
+    out.push(PER_UPDATE_MESSAGES.into());
     for f in WORKTREE_FORMS {
         out.push(format!("worktree: {f}"));
     }
@@ -375,7 +385,7 @@ pub fn never_drawn(features: &Features, drawn: &Drawn) -> Vec<String> {
 
 /// What git does to refs that no generated operation drives yet (listed in the report, so
 /// that a reader knows what the gate does not cover).
-pub const NOT_DRIVEN: [&str; 10] = [
+pub const NOT_DRIVEN: [&str; 9] = [
     "git update-ref <ref> <new> [<old>] (the argument form, not --stdin)",
     "git branch -d/-D",
     "git remote rename/remove (refs and reflogs moved under refs/remotes/)",
@@ -385,7 +395,6 @@ pub const NOT_DRIVEN: [&str; 10] = [
     "git worktree add/remove/prune (a worktree's stack created and removed)",
     "git stash push/drop (refs/stash and its reflog; only an end-of-case probe)",
     "git gc --auto, git maintenance run --auto (compaction as the porcelain schedules it)",
-    "git update-ref with per-update messages (a message for each update of one transaction)",
 ];
 
 #[cfg(test)]
@@ -511,6 +520,22 @@ mod tests {
                 "{f}: {labels:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_fetch_of_new_and_moved_refs_is_a_message_per_update() {
+        let m = model();
+        let fetch = |whats: [&str; 2]| Op::Fetch {
+            updates: ["refs/heads/new", "refs/heads/main"]
+                .iter()
+                .map(|n| update(n, Some(Value::Oid(ID.into())), None, false))
+                .collect(),
+            messages: whats.iter().map(|w| format!("fetch --atomic .: {w}")).collect(),
+        };
+        let mixed = of(&fetch(["storing ref", "fast-forward"]), &m);
+        assert!(mixed.contains(&PER_UPDATE_MESSAGES.to_string()), "{mixed:?}");
+        let one = of(&fetch(["fast-forward", "fast-forward"]), &m);
+        assert!(!one.contains(&PER_UPDATE_MESSAGES.to_string()), "{one:?}");
     }
 
     #[test]

@@ -61,7 +61,10 @@ impl Executor<'_> {
                 message,
             } => self.run_symbolic_ref(op, name, target, message),
             Op::Push { updates } => self.run_git_txn(op, updates, Op::PUSH_MESSAGE, false),
-            Op::Fetch { updates, message } => self.run_git_txn(op, updates, message, false),
+            Op::Fetch { updates, messages } => {
+                let messages: Vec<&str> = messages.iter().map(String::as_str).collect();
+                self.run_git_txn_logged(op, updates, &messages, false)
+            }
             Op::Tag {
                 updates,
                 message,
@@ -220,17 +223,35 @@ impl Executor<'_> {
         message: &str,
         create_reflog: bool,
     ) -> Outcomes {
+        self.run_git_txn_logged(op, updates, &vec![message; updates.len()], create_reflog)
+    }
+
+    /// [`Self::run_git_txn`] where each update logs its own message (`messages[i]` for
+    /// `updates[i]`).
+    fn run_git_txn_logged(
+        &mut self,
+        op: &Op,
+        updates: &[Update],
+        messages: &[&str],
+        create_reflog: bool,
+    ) -> Outcomes {
         let git_res = self.git_command_verdict(op)?;
         let pool = &self.env.pool(self.hash).pool;
         let objects = PoolObjects(pool);
         let time = BASE_TIME + 60 * self.tick;
         let mut trial = self.model.clone();
-        let model_res = trial.transaction(updates, message, create_reflog, time, &objects);
+        let model_res = trial.transaction_logged(updates, messages, create_reflog, time, &objects);
         self.model_trial = Some(trial);
         let c = self.committer();
-        let ours_res = ours::txn(&mut self.db, updates, message, create_reflog, &c, &objects);
+        let owned: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+        let ours_res = ours::txn_logged(&mut self.db, updates, &owned, create_reflog, &c, &objects)
+            .map(drop);
         if git_res.is_ok() {
-            self.twin_apply(updates, message);
+            // The twin's backend is not transactional: one update at a time, each with its
+            // message.
+            for (u, m) in updates.iter().zip(messages) {
+                self.twin_apply(std::slice::from_ref(u), m);
+            }
         }
         Some((git_res, ours_res, Some(model_res)))
     }
