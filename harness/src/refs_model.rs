@@ -594,7 +594,13 @@ impl Model {
 
     /// Write what a checked transaction changes: `writes` are (step, current value) of the
     /// steps that write. Reflog decisions use the state before the transaction.
-    fn apply(&mut self, steps: &[Step], writes: &[(usize, ObjectId)], messages: &[&str], time: u64) {
+    fn apply(
+        &mut self,
+        steps: &[Step],
+        writes: &[(usize, ObjectId)],
+        messages: &[&str],
+        time: u64,
+    ) {
         // What each write sees of the state before the transaction (its own symref-ness,
         // whether it logs, what a new symref resolves to), taken before anything changes:
         // a copy of the whole model per transaction made long runs quadratic.

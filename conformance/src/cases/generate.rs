@@ -330,6 +330,17 @@ pub(crate) fn with_worktree(
     (opts, aops)
 }
 
+/// A name with `.lock` in a component, for the creations that draw one of the last three
+/// name indexes (each about one in 256): a middle component ending in `.lock` and a last one
+/// (both refused by git's name check), or `.lock` inside a component (a valid name).
+fn lock_component_name(from_last: u8) -> &'static str {
+    [
+        "refs/heads/a.lock/b",
+        "refs/heads/a.lock",
+        "refs/heads/a.lock.b",
+    ][from_last as usize % 3]
+}
+
 /// The names a worktree's transactions draw from: its own `HEAD` and per-worktree refs
 /// (`refs/bisect/`, `refs/worktree/`, `refs/rewritten/`, with D/F pairs), shared branches
 /// and tags, the root ref `ORIG_HEAD`, and `refs/bisect` and `refs/worktree`: shared names
@@ -563,7 +574,9 @@ impl Resolver {
                 .get(b as usize % branches.len().max(1))?
                 .strip_prefix(HEADS)?
                 .to_string(),
-            3 => "bad..name".to_string(),
+            // git's name check refuses each: `..`, a middle or last component ending in
+            // `.lock`.
+            3 => ["bad..name", "bad.lock/name", "bad.lock"][b as usize % 3].to_string(),
             _ => format!("moved-{b}"),
         };
         let new = format!("{HEADS}{new_short}");
@@ -1008,7 +1021,11 @@ impl Resolver {
     fn update(&self, u: &AUpdate, model: &Model, null: &ObjectId) -> Update {
         match *u {
             AUpdate::Create(n, v) => Update {
-                refname: self.name(n),
+                refname: if n >= u8::MAX - 2 {
+                    lock_component_name(u8::MAX - n).to_string()
+                } else {
+                    self.name(n)
+                },
                 new: Some(self.oid(v)),
                 old: Some(Value::oid(null)),
                 no_deref: false,
@@ -1380,7 +1397,10 @@ mod tests {
         );
         assert_eq!(whats, ["fast-forward", "forced-update", "storing ref"]);
         let olds: Vec<_> = updates.iter().map(|u| u.old.clone()).collect();
-        assert_eq!(olds, [Some(Value::oid(&id(1))), Some(Value::oid(&id(3))), None]);
+        assert_eq!(
+            olds,
+            [Some(Value::oid(&id(1))), Some(Value::oid(&id(3))), None]
+        );
         assert!(matches!(
             resolver.fetch(vec![set("refs/heads/main", 3)], &model),
             Op::Txn { .. }

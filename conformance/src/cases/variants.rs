@@ -39,6 +39,14 @@ const EXPECTS: [&str; 4] = ["nothing", "no ref", "an object", "a symref target"]
 /// refs).
 const PER_UPDATE_MESSAGES: &str = "transaction: a message per update";
 
+/// A name with a component ending in `.lock` (refused by git's name check).
+const LOCK_COMPONENT: &str = "a name with a component ending in .lock";
+
+/// Whether a component of `name` ends in `.lock`.
+fn lock_component(name: &str) -> bool {
+    name.split('/').any(|c| c.ends_with(".lock"))
+}
+
 /// The name forms a worktree transaction draws.
 const WORKTREE_FORMS: [&str; 6] = [
     "HEAD",
@@ -207,6 +215,11 @@ fn update_labels(u: &Update, model: &Model) -> Vec<String> {
         Some(MValue::Symref(t)) => Some(t.as_str()),
         _ => None,
     };
+    if lock_component(&u.refname) {
+        out.push(format!("update: {LOCK_COMPONENT}"));
+    } else if u.refname.contains(".lock") {
+        out.push("update: a name with .lock inside a component".into());
+    }
     if u.refname == "HEAD" {
         out.push("update: of HEAD".into());
     } else if head == Some(u.refname.as_str()) {
@@ -235,9 +248,12 @@ fn branch_labels(
     } else {
         "a missing branch"
     };
-    // The generator's invalid name is the one with `..` in it.
+    // The generator's invalid names: one with `..` in it, and ones with a component ending
+    // in `.lock`.
     let to = if new.contains("..") {
         "an invalid name"
+    } else if lock_component(new) {
+        LOCK_COMPONENT
     } else if new.starts_with(&format!("{old}/")) {
         "a name under it"
     } else if model.refs.contains_key(&full(new)) {
@@ -316,6 +332,8 @@ pub fn every(features: &Features) -> Vec<String> {
     out.extend(["update: of HEAD".into(), "update: of HEAD's branch".into()]);
     out.push("transaction: ten updates or more".into());
     out.push(PER_UPDATE_MESSAGES.into());
+    out.push(format!("update: {LOCK_COMPONENT}"));
+    out.push("update: a name with .lock inside a component".into());
     for f in WORKTREE_FORMS {
         out.push(format!("worktree: {f}"));
     }
@@ -368,6 +386,7 @@ pub fn every(features: &Features) -> Vec<String> {
             out.push(format!("branch {f}: to {t}"));
         }
     }
+    out.push(format!("branch -c: to {LOCK_COMPONENT}"));
     out.push("checkout -l --orphan: from on a branch".into());
     out.push("checkout -l --orphan: from detached".into());
     out.push("symbolic-ref: of HEAD".into());
@@ -530,10 +549,16 @@ mod tests {
                 .iter()
                 .map(|n| update(n, Some(Value::Oid(ID.into())), None, false))
                 .collect(),
-            messages: whats.iter().map(|w| format!("fetch --atomic .: {w}")).collect(),
+            messages: whats
+                .iter()
+                .map(|w| format!("fetch --atomic .: {w}"))
+                .collect(),
         };
         let mixed = of(&fetch(["storing ref", "fast-forward"]), &m);
-        assert!(mixed.contains(&PER_UPDATE_MESSAGES.to_string()), "{mixed:?}");
+        assert!(
+            mixed.contains(&PER_UPDATE_MESSAGES.to_string()),
+            "{mixed:?}"
+        );
         let one = of(&fetch(["fast-forward", "fast-forward"]), &m);
         assert!(!one.contains(&PER_UPDATE_MESSAGES.to_string()), "{one:?}");
     }

@@ -244,8 +244,8 @@ impl Executor<'_> {
         self.model_trial = Some(trial);
         let c = self.committer();
         let owned: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
-        let ours_res = ours::txn_logged(&mut self.db, updates, &owned, create_reflog, &c, &objects)
-            .map(drop);
+        let ours_res =
+            ours::txn_logged(&mut self.db, updates, &owned, create_reflog, &c, &objects).map(drop);
         if git_res.is_ok() {
             // The twin's backend is not transactional: one update at a time, each with its
             // message.
