@@ -1,9 +1,10 @@
 //! The variants of the operations a run draws: each operation, as it is about to run on the
 //! case's state, is labelled with what it exercises (which `update-ref` command with which
 //! expectation on which kind of ref, which option of a reflog command on which kind of ref,
-//! which branch command on which branch, which name form in a worktree). A run counts the
-//! labels; [`every`] is the list a default run must draw at least once each, so that a
-//! variant the generator stops drawing shows (`conformance run --require-variants`).
+//! which branch command on which branch, which name form in a worktree), and each stack git
+//! wrote by the update-index layout our verify was fed (`executor/verified.rs`). A run
+//! counts the labels; [`every`] is the list a default run must draw at least once each, so
+//! that a variant the generator stops drawing shows (`conformance run --require-variants`).
 //!
 //! The labels are read off the concrete operation and the model's state, not taken from the
 //! generator: a variant counts as drawn only when it reached git.
@@ -387,6 +388,16 @@ pub fn every(features: &Features) -> Vec<String> {
         }
     }
     out.push(format!("branch -c: to {LOCK_COMPONENT}"));
+    // The layouts of update indexes git's stacks take, each fed to our verify
+    // (`executor/verified.rs`); git leaves no gap between tables.
+    for l in [
+        "one table",
+        "several tables",
+        "a table of several update indexes",
+        "tables with consecutive update indexes",
+    ] {
+        out.push(format!("verify: {l}"));
+    }
     out.push("checkout -l --orphan: from on a branch".into());
     out.push("checkout -l --orphan: from detached".into());
     out.push("symbolic-ref: of HEAD".into());

@@ -17,6 +17,8 @@ pub enum Check {
     OursReadsGit,
     /// The model agrees with us.
     Model,
+    /// Our verify (`reftable::fsck`) finds nothing wrong with a stack git wrote.
+    OurVerify,
     /// Refs looked up by name (our point lookups on both stacks, git's `verify`) agree
     /// with the listing.
     Lookups,
@@ -48,12 +50,13 @@ pub enum Check {
 
 impl Check {
     /// Every check.
-    pub const ALL: [Check; 16] = [
+    pub const ALL: [Check; 17] = [
         Check::Verdict,
         Check::ErrorClass,
         Check::Bytes,
         Check::OursReadsGit,
         Check::Model,
+        Check::OurVerify,
         Check::Lookups,
         Check::GitView,
         Check::ExpiryCompaction,

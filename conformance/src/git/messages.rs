@@ -272,6 +272,12 @@ pub const WORDINGS: &[Wording] = &[
         versions: "*",
         origin: "branch.c validate_branchname",
     },
+    Wording {
+        class: BadName,
+        format: "'%s' is not a valid tag name.",
+        versions: "*",
+        origin: "builtin/tag.c cmd_tag",
+    },
     // `git checkout --orphan` with no start point switches from `HEAD`'s commit: a `HEAD`
     // that names none (an unborn branch, a tree) has no branch to leave.
     Wording {

@@ -117,6 +117,10 @@ impl Executor<'_> {
         self.git_turn = self.git_turns.step(fp, worktree_fp, &touched);
         let git_too = self.git_turn && self.looked_up != Some(fp);
         let started = self.spent("step: model", started);
+        if !self.check_our_verify(&theirs_tables, fp) {
+            return;
+        }
+        let started = self.spent("step: our verify on git's stack", started);
         if self.git_turn {
             self.turn_names = self.git_turns.take_pending();
         }

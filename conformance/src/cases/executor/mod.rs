@@ -24,6 +24,7 @@ mod steps;
 mod table_names;
 mod to_files;
 mod unreachable_probe;
+mod verified;
 mod worktree;
 mod wt_setup;
 
@@ -72,6 +73,8 @@ pub struct Executor<'e> {
     pub(crate) viewed: Option<u64>,
     /// Fingerprint of git's stack when git last looked refs up by name.
     pub(crate) looked_up: Option<u64>,
+    /// Fingerprint of git's stack when our verify last checked it.
+    pub(crate) verified: Option<u64>,
     /// The refs the current step names (looked up by name after it).
     pub(crate) touched: Vec<String>,
     /// Which steps get the checks that run git (see `git_turns.rs`).
@@ -157,6 +160,7 @@ impl<'e> Executor<'e> {
             model_trial: None,
             viewed: None,
             looked_up: None,
+            verified: None,
             touched: Vec::new(),
             git_turns: Default::default(),
             git_turn: false,
