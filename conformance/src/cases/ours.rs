@@ -345,6 +345,14 @@ pub(crate) fn symbolic_ref_check(name: &str, target: &str) -> Result<(), Refused
             "invalid target (git symbolic-ref)",
         ));
     }
+    // git checks the name only for safety (known defect symbolic-ref-writes-invalid-name);
+    // our library refuses a name git's format refuses.
+    if !is_valid_refname(name.as_bytes(), true) {
+        return Err(refused(
+            ErrClass::BadName,
+            "invalid ref name (git symbolic-ref)",
+        ));
+    }
     Ok(())
 }
 
