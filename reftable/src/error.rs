@@ -405,4 +405,33 @@ mod tests {
         );
         assert_eq!(format!("{:#}", Error::format("bad")), "bad");
     }
+
+    /// Each kind maps to the number and the sentence git's reftable library gives the
+    /// same class of error; the ref layer's refusals all share git's generic failure.
+    #[test]
+    fn kinds_report_gits_error_code_and_wording() {
+        let cases = [
+            (ErrorKind::Io, -2, "I/O error"),
+            (ErrorKind::Format, -3, "corrupt reftable file"),
+            (ErrorKind::NotExist, -4, "file does not exist"),
+            (ErrorKind::Lock, -5, "data is locked"),
+            (ErrorKind::Api, -6, "misuse of the reftable API"),
+            (ErrorKind::Zlib, -7, "zlib failure"),
+            (ErrorKind::EmptyTable, -8, "wrote empty table"),
+            (ErrorKind::Refname, -10, "invalid refname"),
+            (ErrorKind::EntryTooBig, -11, "entry too large"),
+            (ErrorKind::Outdated, -12, "data concurrently modified"),
+        ];
+        for (kind, code, text) in cases {
+            assert_eq!((kind.git_code(), kind.git_str()), (code, text), "{kind:?}");
+        }
+        for kind in [
+            ErrorKind::NameConflict,
+            ErrorKind::OldValueMismatch,
+            ErrorKind::InvalidObject,
+            ErrorKind::ObjectLookup,
+        ] {
+            assert_eq!(kind.git_code(), -1, "{kind:?}");
+        }
+    }
 }

@@ -235,4 +235,21 @@ mod tests {
         assert_eq!(HashId::from_format_id(0x7332_3536), Some(HashId::Sha256));
         assert_eq!(HashId::from_format_id(0), None);
     }
+
+    /// SHA-1 tables are version 1 (24-byte header), SHA-256 tables version 2, whose header
+    /// adds the 4-byte format id; the footer repeats the header and adds five offsets and
+    /// a CRC.
+    #[test]
+    fn the_hash_decides_version_format_id_and_sizes() {
+        let sha1 = HashId::Sha1;
+        let sha256 = HashId::Sha256;
+        assert_eq!((sha1.version(), sha256.version()), (1, 2));
+        assert_eq!(sha1.format_id().to_be_bytes(), *b"sha1");
+        assert_eq!(sha256.format_id().to_be_bytes(), *b"s256");
+        assert_eq!(HashId::from_format_id(sha1.format_id()), Some(sha1));
+        assert_eq!((sha1.header_size(), sha256.header_size()), (24, 28));
+        assert_eq!((sha1.footer_size(), sha256.footer_size()), (68, 72));
+        assert_eq!((sha1.size(), sha256.size()), (20, 32));
+        assert_eq!((sha1.name(), sha256.name()), ("sha1", "sha256"));
+    }
 }

@@ -441,4 +441,36 @@ mod tests {
             assert_eq!(parse_worktree_ref(name).name(), want.name());
         }
     }
+
+    /// A checked name is a full name under `refs/` valid by the format check, or a root ref
+    /// that git would keep in the ref store (not a pseudoref kept as a file); it keeps its
+    /// bytes, and shows without the first of git's display prefixes that fits.
+    #[test]
+    fn checked_names_are_full_or_root_and_shorten_by_the_first_prefix() {
+        for good in ["refs/heads/main", "refs/x", "HEAD", "ORIG_HEAD", "BISECT-X"] {
+            let name = RefName::new(good).unwrap();
+            assert_eq!(name.as_bytes(), good.as_bytes());
+            assert_eq!(name.clone().into_bytes(), good.as_bytes());
+        }
+        for bad in [
+            "",
+            "main",
+            "refs/heads/a..b",
+            "refs/",
+            "Head",
+            "FETCH_HEAD",
+            "MERGE_HEAD",
+            "refs/heads/x.lock",
+        ] {
+            let err = RefName::new(bad).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Refname, "{bad}");
+        }
+        let shown = |n: &str| RefName::new(n).unwrap().shorten().to_vec();
+        assert_eq!(shown("refs/heads/main"), b"main");
+        assert_eq!(shown("refs/tags/v1"), b"v1");
+        assert_eq!(shown("refs/remotes/origin/main"), b"origin/main");
+        assert_eq!(shown("refs/notes/commits"), b"notes/commits");
+        assert_eq!(shown("refs/heads/refs/tags/x"), b"refs/tags/x");
+        assert_eq!(shown("HEAD"), b"HEAD");
+    }
 }

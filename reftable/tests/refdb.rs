@@ -1192,3 +1192,22 @@ fn transaction_shapes_the_mutation_pass_found_untried() {
     tx(&mut d, &[RefUpdate::create("refs/heads/dir", id(7))]).unwrap();
     assert!(d.read_ref(b"refs/heads/dir").unwrap().is_some());
 }
+
+/// The ref database opens as its stack does: a missing directory is refused by the plain
+/// open and made by the creating one, and the options given are the ones it keeps.
+#[test]
+fn only_the_creating_open_makes_a_missing_ref_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reftable");
+    let opts = RefDbOptions::default()
+        .stack(StackOptions::default().lock_timeout(Some(Duration::ZERO)))
+        .log_refs(LogRefs::Always);
+    let e = RefDb::open(&path, opts).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::NotExist);
+    assert!(!path.exists());
+    let mut d = RefDb::open_or_create(&path, opts).unwrap();
+    assert!(path.is_dir());
+    assert_eq!(d.options().log_refs, LogRefs::Always);
+    tx(&mut d, &[RefUpdate::create("refs/tags/t", id(1))]).unwrap();
+    assert_eq!(log(&d, b"refs/tags/t").len(), 1);
+}

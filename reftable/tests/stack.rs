@@ -984,3 +984,22 @@ fn a_failed_compaction_after_commit_is_a_warning() {
 fn log_of(m: &reftable::MergedTable, name: &[u8]) -> Vec<reftable::LogRecord> {
     m.read_log(name).unwrap().map(Result::unwrap).collect()
 }
+
+/// Opening never creates the stack's directory: a missing one is an error saying so. The
+/// creating open makes it (and its parents) as `git init` does, and opens an existing stack
+/// as it is.
+#[test]
+fn only_the_creating_open_makes_a_missing_stack_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repo").join("reftable");
+    let e = Stack::open(&path, opts()).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::NotExist);
+    assert!(!path.exists());
+    let mut st = Stack::open_or_create(&path, no_auto()).unwrap();
+    assert!(path.is_dir());
+    assert!(st.tables().is_empty());
+    add_ref(&mut st, "a", Some(1)).unwrap();
+    let again = Stack::open_or_create(&path, no_auto()).unwrap();
+    assert_eq!(again.table_names(), st.table_names());
+    assert!(again.merged().read_ref(b"a").unwrap().is_some());
+}
