@@ -1211,3 +1211,24 @@ fn only_the_creating_open_makes_a_missing_ref_database() {
     tx(&mut d, &[RefUpdate::create("refs/tags/t", id(1))]).unwrap();
     assert_eq!(log(&d, b"refs/tags/t").len(), 1);
 }
+
+/// Creating a reflog that exists already, even as only an existence marker, writes nothing;
+/// deleting it and creating it again writes a fresh marker.
+#[test]
+fn creating_an_existing_reflog_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    d.create_reflog(b"refs/tags/t").unwrap();
+    assert!(d.reflog_exists(b"refs/tags/t").unwrap());
+    assert_eq!(d.stack().tables().len(), 1);
+    d.create_reflog(b"refs/tags/t").unwrap();
+    assert_eq!(d.stack().tables().len(), 1);
+    tx(&mut d, &[RefUpdate::create("refs/heads/b", id(1))]).unwrap();
+    let tables = d.stack().tables().len();
+    d.create_reflog(b"refs/heads/b").unwrap();
+    assert_eq!(d.stack().tables().len(), tables);
+    d.delete_reflog(b"refs/tags/t").unwrap();
+    assert!(!d.reflog_exists(b"refs/tags/t").unwrap());
+    d.create_reflog(b"refs/tags/t").unwrap();
+    assert!(d.reflog_exists(b"refs/tags/t").unwrap());
+}

@@ -1003,3 +1003,25 @@ fn only_the_creating_open_makes_a_missing_stack_directory() {
     assert_eq!(again.table_names(), st.table_names());
     assert!(again.merged().read_ref(b"a").unwrap().is_some());
 }
+
+/// Up to date means the same table names in `tables.list`, not the same number of them: a
+/// compaction of two tables followed by an addition leaves as many tables as before, and a
+/// reader of the old list is outdated (and an addition from it is refused).
+#[test]
+fn a_list_of_as_many_other_tables_is_not_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut w, "refs/heads/a", Some(1)).unwrap();
+    add_ref(&mut w, "refs/heads/b", Some(2)).unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    w.compact_all(None).unwrap();
+    add_ref(&mut w, "refs/heads/c", Some(3)).unwrap();
+    assert_eq!(w.table_names().len(), st.table_names().len());
+    assert_ne!(w.table_names(), st.table_names());
+    assert!(!st.is_up_to_date().unwrap());
+    let e = st.new_addition(Outdated::Fail).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Outdated);
+    st.reload().unwrap();
+    assert!(st.is_up_to_date().unwrap());
+    assert!(st.merged().read_ref(b"refs/heads/c").unwrap().is_some());
+}

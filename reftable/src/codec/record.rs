@@ -1236,4 +1236,31 @@ mod tests {
             }
         }
     }
+
+    /// A ref's first value is the object it names, tag or not; the second is the peeled
+    /// object, only for a tag stored with it; a symref has neither, only its target.
+    #[test]
+    fn first_and_second_values_and_symref_target() {
+        let values = |v: RefValue| {
+            let r = RefRecord::new("refs/x", 3, v);
+            assert_eq!((r.refname.as_slice(), r.update_index), (&b"refs/x"[..], 3));
+            (
+                r.value_id().copied(),
+                r.peeled_id().copied(),
+                r.symref_target().map(<[u8]>::to_vec),
+            )
+        };
+        assert_eq!(values(RefValue::Object(id(1))), (Some(id(1)), None, None));
+        let tag = RefValue::Peeled {
+            object: id(1),
+            peeled: id(2),
+        };
+        assert_eq!(values(tag), (Some(id(1)), Some(id(2)), None));
+        let symref = RefValue::Symref(b"refs/heads/main".to_vec());
+        assert_eq!(
+            values(symref),
+            (None, None, Some(b"refs/heads/main".to_vec()))
+        );
+        assert_eq!(values(RefValue::Deletion), (None, None, None));
+    }
 }
