@@ -252,4 +252,22 @@ mod tests {
         assert_eq!((sha1.size(), sha256.size()), (20, 32));
         assert_eq!((sha1.name(), sha256.name()), ("sha1", "sha256"));
     }
+
+    /// The null id is all zero bytes, of either hash's length; an id with any byte set,
+    /// the last one included, is not null.
+    #[test]
+    fn only_the_all_zero_id_is_null() {
+        for hash in [HashId::Sha1, HashId::Sha256] {
+            let null = ObjectId::null(hash);
+            assert!(null.is_null());
+            assert_eq!((null.len(), null.hash()), (hash.size(), hash));
+            for at in [0, hash.size() / 2, hash.size() - 1] {
+                let mut bytes = vec![0u8; hash.size()];
+                bytes[at] = 1;
+                let id = ObjectId::from_bytes(&bytes).unwrap();
+                assert!(!id.is_null(), "{hash:?} byte {at}");
+                assert_eq!(id.as_bytes(), bytes.as_slice());
+            }
+        }
+    }
 }

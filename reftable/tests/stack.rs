@@ -1025,3 +1025,21 @@ fn a_list_of_as_many_other_tables_is_not_up_to_date() {
     assert!(st.is_up_to_date().unwrap());
     assert!(st.merged().read_ref(b"refs/heads/c").unwrap().is_some());
 }
+
+/// The geometric factor is the ratio auto-compaction keeps between a table and the sum of
+/// the newer ones: at 2, sixteen equal additions leave several tables; at a factor no older
+/// table can reach, each addition is merged into the one table.
+#[test]
+fn the_geometric_factor_sets_how_many_tables_auto_compaction_keeps() {
+    let tables_after = |factor: u8| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Stack::open(dir.path(), opts().geometric_factor(factor)).unwrap();
+        for i in 0..16 {
+            add_ref(&mut st, &format!("refs/heads/b{i:02}"), Some(1)).unwrap();
+        }
+        assert_eq!(st.merged().refs().unwrap().count(), 16);
+        st.tables().len()
+    };
+    assert!(tables_after(2) > 1);
+    assert_eq!(tables_after(u8::MAX), 1);
+}

@@ -880,4 +880,25 @@ mod tests {
             assert!(wt.resolve(old).unwrap().is_some());
         }
     }
+
+    /// What another writer commits to either stack is seen after a reload of the worktree's
+    /// store, the repository's stack as well as the worktree's own.
+    #[test]
+    fn a_reload_rereads_both_stacks() {
+        let (d, mut wt) = setup();
+        let git_dir = d.path().join("worktrees/wt");
+        let mut other = WorktreeRefDb::open(d.path(), &git_dir, opts()).unwrap();
+        let u = [
+            RefUpdate::create("refs/heads/later", id(4)),
+            RefUpdate::create("refs/worktree/later", id(4)),
+        ];
+        other
+            .transaction(&u, &Signature::default(), &AssumeCommits)
+            .unwrap();
+        assert!(wt.read_ref(b"refs/heads/later").unwrap().is_none());
+        assert!(wt.read_ref(b"refs/worktree/later").unwrap().is_none());
+        wt.reload().unwrap();
+        assert!(wt.read_ref(b"refs/heads/later").unwrap().is_some());
+        assert!(wt.read_ref(b"refs/worktree/later").unwrap().is_some());
+    }
 }
