@@ -209,4 +209,39 @@ mod tests {
             assert!(d.join(n).exists(), "{n} must stay");
         }
     }
+
+    /// A dry run reports what would go and removes nothing; only a table's lock or temporary
+    /// file (a name starting with a table's `0x` range) or the list's lock is a writer's, and
+    /// a file just made is young until the minimum age has passed.
+    #[test]
+    fn a_dry_run_removes_nothing_and_only_table_named_files_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let names = [
+            "0x000000000001-0x000000000001-01234567.ref.lock",
+            "notes.ref.lock",
+            "backup.temp.1",
+        ];
+        for n in names {
+            std::fs::write(d.join(n), b"x").unwrap();
+        }
+        assert!(is_writer_file(names[0]) && is_writer_file("tables.list.lock"));
+        assert!(!is_writer_file(names[1]) && !is_writer_file(names[2]));
+        let dry = StaleOptions {
+            min_age: Duration::ZERO,
+            dry_run: true,
+        };
+        let r = remove_stale(d, &dry).unwrap();
+        assert_eq!(r.removed, [d.join(names[0])]);
+        for n in names {
+            assert!(d.join(n).exists(), "{n} must stay");
+        }
+        let young = StaleOptions {
+            min_age: Duration::from_secs(3600),
+            dry_run: false,
+        };
+        let r = remove_stale(d, &young).unwrap();
+        assert!(r.removed.is_empty());
+        assert!(matches!(r.kept[..], [(_, KeptBecause::Young(_))]));
+    }
 }

@@ -258,4 +258,30 @@ mod tests {
             offsets(&small)
         );
     }
+
+    /// Every record of a block is visited once, in key order, decoded into the one record
+    /// given; a position in a ref block is located at the block's offset plus the position.
+    #[test]
+    fn a_blocks_records_in_order_and_where_they_are() {
+        let t = table(&["refs/heads/a", "refs/heads/b", "refs/tags/c"], 4096);
+        let ctx = t.codec_context();
+        let mut walk = t.blocks();
+        let (info, data) = walk.next_block().unwrap().unwrap();
+        let mut seen = Vec::new();
+        let mut rec = RefRecord::default();
+        let err = super::for_each_record_in(&info, data, &ctx, &mut rec, |d| {
+            seen.push((d.offset, d.key.to_vec(), d.rec.refname.clone()));
+        });
+        assert!(err.is_none());
+        let keys: Vec<&[u8]> = seen.iter().map(|(_, k, _)| k.as_slice()).collect();
+        assert_eq!(
+            keys,
+            [&b"refs/heads/a"[..], b"refs/heads/b", b"refs/tags/c"]
+        );
+        assert!(seen.iter().all(|(_, k, name)| k == name));
+        assert_eq!(seen[0].0, info.records_start());
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0));
+        let (at, prefix) = super::locate(&info, seen[1].0);
+        assert_eq!((at, prefix.as_str()), (info.offset + seen[1].0 as u64, ""));
+    }
 }

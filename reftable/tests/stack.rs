@@ -1043,3 +1043,29 @@ fn the_geometric_factor_sets_how_many_tables_auto_compaction_keeps() {
     assert!(tables_after(2) > 1);
     assert_eq!(tables_after(u8::MAX), 1);
 }
+
+/// A stack opened to suppress deletions hides tombstones from its merged view, after every
+/// reload; switched off through the options, they surface again for the caller to skip.
+#[test]
+fn a_stack_that_suppresses_deletions_hides_tombstones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto().suppress_deletions(true)).unwrap();
+    add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
+    add_ref(&mut st, "refs/heads/b", Some(1)).unwrap();
+    add_ref(&mut st, "refs/heads/a", None).unwrap();
+    st.reload().unwrap();
+    let names = |st: &Stack| -> Vec<Vec<u8>> {
+        st.merged()
+            .refs()
+            .unwrap()
+            .map(|r| r.unwrap().refname)
+            .collect()
+    };
+    assert!(st.merged().suppress_deletions());
+    assert_eq!(names(&st), [b"refs/heads/b".to_vec()]);
+    st.set_options(no_auto()).unwrap();
+    assert_eq!(
+        names(&st),
+        [b"refs/heads/a".to_vec(), b"refs/heads/b".to_vec()]
+    );
+}

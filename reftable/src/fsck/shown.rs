@@ -47,3 +47,27 @@ pub fn show_log_key(key: &[u8]) -> String {
         show_bytes(key, 200)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Printable ASCII shows as is, a backslash doubled, any other byte as `\xNN`; past
+    /// `max` bytes the rest is cut and the full length said. A log key shows as
+    /// `name@{update index}`, any other key as its bytes.
+    #[test]
+    fn bytes_escaped_and_cut_and_log_keys_by_name_and_index() {
+        assert_eq!(show_bytes(b"refs/heads/x", 100), "refs/heads/x");
+        assert_eq!(
+            show_bytes(b"a\\b\x00\x7f\xff", 100),
+            "a\\\\b\\x00\\x7f\\xff"
+        );
+        assert_eq!(show_bytes(b"abcdef", 3), "abc...(6 bytes)");
+        assert_eq!(show_bytes(b"abc", 3), "abc");
+        let mut key = b"refs/heads/main\0".to_vec();
+        key.extend_from_slice(&(u64::MAX - 42).to_be_bytes());
+        assert_eq!(show_log_key(&key), "refs/heads/main@{42}");
+        assert_eq!(show_log_key(b"refs/heads/main"), "refs/heads/main");
+        assert_eq!(hex(&[0x0a, 0xff]), "0aff");
+    }
+}
