@@ -1232,3 +1232,92 @@ fn creating_an_existing_reflog_writes_nothing() {
     d.create_reflog(b"refs/tags/t").unwrap();
     assert!(d.reflog_exists(b"refs/tags/t").unwrap());
 }
+
+/// An update that leaves `HEAD`'s branch at its value writes no ref record and nothing to the
+/// branch's reflog, but `HEAD` still logs it (the log-only update git queues for `HEAD` when
+/// its branch is updated), so the prepared transaction is not empty and its commit adds a
+/// table.
+#[test]
+fn a_no_op_update_of_heads_branch_only_logs_in_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    tx(&mut d, &[RefUpdate::create("refs/heads/main", id(1))]).unwrap();
+    tx(
+        &mut d,
+        &[RefUpdate::symref_create("HEAD", "refs/heads/main")],
+    )
+    .unwrap();
+    let same = [RefUpdate::update("refs/heads/main", id(1), None).message("again")];
+    let p = d.prepare(&same, &me(), &AssumeCommits).unwrap();
+    assert_eq!((p.ref_records(), p.log_records()), (0, 1));
+    assert!(!p.is_empty());
+    p.commit().unwrap();
+    assert_eq!(d.stack().tables().len(), 3);
+    assert_eq!(log(&d, b"refs/heads/main").len(), 1);
+    let head = log(&d, b"HEAD");
+    assert_eq!(head.len(), 2);
+    let u = head[0].update().expect("an update");
+    assert_eq!((u.old_id, u.new_id), (id(1), id(1)));
+    assert_eq!(u.message, b"again\n");
+}
+
+/// A ref and a ref under it in one transaction conflict as file and directory, as they do
+/// across transactions (git's availability check counts the transaction's other names,
+/// `refs_verify_refname_available` with the affected names as extras).
+#[test]
+fn a_ref_and_one_under_it_in_one_transaction_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    for pair in [
+        ["refs/heads/a", "refs/heads/a/b"],
+        ["refs/heads/c/d/e", "refs/heads/c"],
+    ] {
+        let both: Vec<_> = pair.iter().map(|n| RefUpdate::create(n, id(1))).collect();
+        assert_eq!(kind(tx(&mut d, &both)), ErrorKind::NameConflict, "{pair:?}");
+    }
+    assert!(live(&d).is_empty());
+    // The transaction's other names count even when they name no ref (a deletion of a
+    // missing one), above the written name or below it.
+    let above = [
+        RefUpdate::delete("refs/heads/x", None),
+        RefUpdate::create("refs/heads/x/y", id(1)),
+    ];
+    assert_eq!(kind(tx(&mut d, &above)), ErrorKind::NameConflict);
+    let below = [
+        RefUpdate::delete("refs/heads/y/z", None),
+        RefUpdate::create("refs/heads/y", id(1)),
+    ];
+    assert_eq!(kind(tx(&mut d, &below)), ErrorKind::NameConflict);
+    // Names that only share a prefix of characters do not conflict.
+    let apart = [
+        RefUpdate::create("refs/heads/a", id(1)),
+        RefUpdate::create("refs/heads/a-b/c", id(1)),
+    ];
+    tx(&mut d, &apart).unwrap();
+}
+
+/// A dry run of reflog expiry says what it would prune and writes nothing: no table, the
+/// reflog as it was.
+#[test]
+fn a_dry_run_of_reflog_expiry_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = db(dir.path(), false);
+    for n in 1..=3 {
+        tx(&mut d, &[RefUpdate::update("refs/heads/main", id(n), None)]).unwrap();
+    }
+    let tables = d.stack().table_names().to_vec();
+    let before = log(&d, b"refs/heads/main");
+    let mut all = |_: &reftable::LogRecord| true;
+    let out = d
+        .expire_reflog(b"refs/heads/main", &mut all, false, true)
+        .unwrap();
+    assert_eq!((out.pruned, out.kept), (3, 0));
+    d.reload().unwrap();
+    assert_eq!(d.stack().table_names(), tables.as_slice());
+    assert_eq!(log(&d, b"refs/heads/main"), before);
+    let out = d
+        .expire_reflog(b"refs/heads/main", &mut all, false, false)
+        .unwrap();
+    assert_eq!((out.pruned, out.kept), (3, 0));
+    assert!(log(&d, b"refs/heads/main").is_empty());
+}

@@ -1069,3 +1069,44 @@ fn a_stack_that_suppresses_deletions_hides_tombstones() {
         [b"refs/heads/a".to_vec(), b"refs/heads/b".to_vec()]
     );
 }
+
+/// An open stack's hash cannot change through its options: the tables it holds are of one
+/// hash (git opens a stack with the repository's object format and keeps it).
+#[test]
+fn set_options_refuses_another_hash_and_takes_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    add_ref(&mut st, "refs/heads/a", Some(1)).unwrap();
+    let other = no_auto().write(WriteOptions::default().hash(HashId::Sha256));
+    assert_eq!(st.set_options(other).unwrap_err().kind(), ErrorKind::Api);
+    assert_eq!(st.options().hash(), HashId::Sha1);
+    add_ref(&mut st, "refs/heads/b", Some(2)).unwrap();
+    assert!(st.tables().iter().all(|t| t.hash() == HashId::Sha1));
+    st.set_options(opts()).unwrap();
+    add_ref(&mut st, "refs/heads/c", Some(3)).unwrap();
+    assert_eq!(st.tables().len(), 1, "auto-compaction now on");
+}
+
+/// The read-only stack lists every table of `tables.list`, in its order, and a reload
+/// follows what a writer added.
+#[test]
+fn the_stack_reader_names_every_listed_table_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    for (i, name) in ["refs/heads/a", "refs/heads/b", "refs/heads/c"]
+        .iter()
+        .enumerate()
+    {
+        add_ref(&mut st, name, Some(i as u8 + 1)).unwrap();
+    }
+    let mut r = reftable::StackReader::open(dir.path(), None).unwrap();
+    assert_eq!(r.table_names(), st.table_names());
+    assert_eq!(r.tables().len(), 3);
+    add_ref(&mut st, "refs/heads/d", Some(4)).unwrap();
+    r.reload().unwrap();
+    assert_eq!(r.table_names(), st.table_names());
+    assert_eq!(r.table_names().len(), 4);
+    let listed = std::fs::read_to_string(dir.path().join("tables.list")).unwrap();
+    let listed: Vec<&str> = listed.lines().collect();
+    assert_eq!(r.table_names(), listed.as_slice());
+}

@@ -1035,6 +1035,11 @@ mod tests {
         let mut out = upd.clone();
         out.decode(&key, 1, &val, &CTX).unwrap();
         assert_eq!(out.update().unwrap().committer.name, b"");
+        // And its name: a shorter one replaces the longer one held.
+        let mut out = upd.clone();
+        empty.write_key(&mut key);
+        out.decode(&key, 1, &val, &CTX).unwrap();
+        assert_eq!(out, empty);
     }
 
     #[test]
