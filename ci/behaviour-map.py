@@ -3,6 +3,7 @@
 
     ci/behaviour-map.py --check [--tests FILE] [--api FILE] [--map FILE]
     ci/behaviour-map.py --self-test
+    ci/behaviour-map.py --replay-plants [ID ...]
 
 --check fails (exit 1), listing what is wrong, when
   - a public function of the API listing (reftable/public-api.txt) is in no row of the map;
@@ -194,17 +195,77 @@ def self_test():
     return 1 if failures else 0
 
 
+PLANTS = os.path.join(ROOT, "ci", "behaviour-plants.txt")
+
+
+def parse_plants(text):
+    """The plants of ci/behaviour-plants.txt: (id, file, old, new, cargo args)."""
+    import ast
+    import io
+    import tokenize
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        pid, path, edit, args = fields[0], fields[1], fields[2], fields[3]
+        strings = [t.string for t in tokenize.generate_tokens(io.StringIO(edit).readline)
+                   if t.type == tokenize.STRING]
+        old, new = (ast.literal_eval(x) for x in strings)
+        out.append((pid, path, old, new, args.split()))
+    return out
+
+
+def replay_plants(ids):
+    """Apply each plant (all, or those in `ids`) alone, run its tests, put the file back:
+    every plant must make its tests fail, as the map says."""
+    with open(PLANTS) as f:
+        plants = parse_plants(f.read())
+    if ids:
+        plants = [p for p in plants if p[0] in ids]
+        if len(plants) != len(set(ids)):
+            print("unknown plant ids:", sorted(set(ids) - {p[0] for p in plants}))
+            return 2
+    escaped = []
+    for pid, path, old, new, args in plants:
+        full = os.path.join(ROOT, path)
+        with open(full) as f:
+            original = f.read()
+        if original.count(old) != 1:
+            print(f"{pid}: the code it breaks is not in {path} once: the plant is out of date")
+            escaped.append(pid)
+            continue
+        try:
+            with open(full, "w") as f:
+                f.write(original.replace(old, new))
+            run = subprocess.run(["cargo", "test", "-q", "-p", "reftable"] + args,
+                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        finally:
+            with open(full, "w") as f:
+                f.write(original)
+        print(f"{pid}: {'caught' if run.returncode != 0 else 'NOT caught'} ({' '.join(args)})")
+        if run.returncode == 0:
+            escaped.append(pid)
+    print(f"plants: {len(plants) - len(escaped)} of {len(plants)} caught")
+    return 1 if escaped else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true")
     mode.add_argument("--self-test", action="store_true")
+    mode.add_argument("--replay-plants", nargs="*", metavar="ID",
+                      help="apply each plant of ci/behaviour-plants.txt (or those named) and "
+                      "run its tests: each must fail (one build per plant)")
     ap.add_argument("--tests", help="output of `cargo test -p reftable -- --list 2>&1`")
     ap.add_argument("--api", default=os.path.join(ROOT, "reftable/public-api.txt"))
     ap.add_argument("--map", default=os.path.join(ROOT, "reftable/BEHAVIOURS.md"))
     args = ap.parse_args()
     if args.self_test:
         return self_test()
+    if args.replay_plants is not None:
+        return replay_plants(args.replay_plants)
     with open(args.api) as f:
         api_text = f.read()
     with open(args.map) as f:
