@@ -25,6 +25,7 @@ function when it names any of its paths.
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -226,6 +227,8 @@ def replay_plants(ids):
         if len(plants) != len(set(ids)):
             print("unknown plant ids:", sorted(set(ids) - {p[0] for p in plants}))
             return 2
+    # A stop (SIGTERM, as from a CI timeout) unwinds through `finally`: the file is put back.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     escaped = []
     for pid, path, old, new, args in plants:
         full = os.path.join(ROOT, path)
