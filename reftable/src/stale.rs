@@ -236,12 +236,24 @@ mod tests {
         for n in names {
             assert!(d.join(n).exists(), "{n} must stay");
         }
-        let young = StaleOptions {
+        // Ages set on the files, not left to the clock: half an hour is young for an hour's
+        // limit, two hours is not.
+        let aged = |name: &str, secs: u64| {
+            let f = std::fs::File::options().write(true).open(d.join(name)).unwrap();
+            let when = std::time::SystemTime::now() - Duration::from_secs(secs);
+            f.set_modified(when).unwrap();
+        };
+        aged(names[0], 1800);
+        let hour = StaleOptions {
             min_age: Duration::from_secs(3600),
             dry_run: false,
         };
-        let r = remove_stale(d, &young).unwrap();
+        let r = remove_stale(d, &hour).unwrap();
         assert!(r.removed.is_empty());
         assert!(matches!(r.kept[..], [(_, KeptBecause::Young(_))]));
+        aged(names[0], 7200);
+        let r = remove_stale(d, &hour).unwrap();
+        assert_eq!(r.removed, [d.join(names[0])]);
+        assert!(!d.join(names[0]).exists());
     }
 }
