@@ -239,7 +239,10 @@ mod tests {
         // Ages set on the files, not left to the clock: half an hour is young for an hour's
         // limit, two hours is not.
         let aged = |name: &str, secs: u64| {
-            let f = std::fs::File::options().write(true).open(d.join(name)).unwrap();
+            let f = std::fs::File::options()
+                .write(true)
+                .open(d.join(name))
+                .unwrap();
             let when = std::time::SystemTime::now() - Duration::from_secs(secs);
             f.set_modified(when).unwrap();
         };

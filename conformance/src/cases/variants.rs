@@ -359,6 +359,27 @@ pub fn every(features: &Features) -> Vec<String> {
             out.push(format!("reflog drop: of {h}"));
         }
     }
+    out.extend(branch_variants(features));
+    // The layouts of update indexes git's stacks take, each fed to our verify
+    // (`executor/verified.rs`); git leaves no gap between tables.
+    for l in [
+        "one table",
+        "several tables",
+        "a table of several update indexes",
+        "tables with consecutive update indexes",
+    ] {
+        out.push(format!("verify: {l}"));
+    }
+    out.push("checkout -l --orphan: from on a branch".into());
+    out.push("checkout -l --orphan: from detached".into());
+    out.push("symbolic-ref: of HEAD".into());
+    out.push("symbolic-ref: of another ref".into());
+    out
+}
+
+/// The variants of `branch -m/-M/-c/-C` and `git refs rename` that [`every`] asks for.
+fn branch_variants(features: &Features) -> Vec<String> {
+    let mut out = Vec::new();
     // The forced commands differ from the others only onto an existing branch. The model
     // cannot interleave two reflogs, so the generator overwrites only branches without one:
     // `-C` onto one is drawn on some seeds, not reliably at a run's size, and not required.
@@ -388,20 +409,6 @@ pub fn every(features: &Features) -> Vec<String> {
         }
     }
     out.push(format!("branch -c: to {LOCK_COMPONENT}"));
-    // The layouts of update indexes git's stacks take, each fed to our verify
-    // (`executor/verified.rs`); git leaves no gap between tables.
-    for l in [
-        "one table",
-        "several tables",
-        "a table of several update indexes",
-        "tables with consecutive update indexes",
-    ] {
-        out.push(format!("verify: {l}"));
-    }
-    out.push("checkout -l --orphan: from on a branch".into());
-    out.push("checkout -l --orphan: from detached".into());
-    out.push("symbolic-ref: of HEAD".into());
-    out.push("symbolic-ref: of another ref".into());
     out
 }
 
