@@ -46,6 +46,16 @@ fn add_ref_and_log(st: &mut Stack, name: &str, msg: &str) -> reftable::Result<Co
     })
 }
 
+/// A writer that added two tables (`refs/heads/a`, `refs/heads/b`) to the stack in `dir`, and
+/// a second stack opened on them after.
+fn writer_of_two_and_reader(dir: &std::path::Path) -> (Stack, Stack) {
+    let mut w = Stack::open(dir, no_auto()).unwrap();
+    add_ref(&mut w, "refs/heads/a", Some(1)).unwrap();
+    add_ref(&mut w, "refs/heads/b", Some(2)).unwrap();
+    let st = Stack::open(dir, no_auto()).unwrap();
+    (w, st)
+}
+
 fn log(name: &str, ui: u64, time: u64, msg: &str) -> LogRecord {
     LogRecord {
         refname: name.as_bytes().to_vec(),
@@ -549,10 +559,7 @@ fn options_counters_and_up_to_date_checks() {
 #[test]
 fn reloads_open_only_new_tables_and_compare_names() {
     let dir = tempfile::tempdir().unwrap();
-    let mut w = Stack::open(dir.path(), no_auto()).unwrap();
-    add_ref(&mut w, "refs/heads/a", Some(1)).unwrap();
-    add_ref(&mut w, "refs/heads/b", Some(2)).unwrap();
-    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    let (mut w, mut st) = writer_of_two_and_reader(dir.path());
     assert_eq!(st.own_stats().tables_opened, 2);
     add_ref(&mut w, "refs/heads/c", Some(3)).unwrap();
     st.reload().unwrap();
@@ -1010,10 +1017,7 @@ fn only_the_creating_open_makes_a_missing_stack_directory() {
 #[test]
 fn a_list_of_as_many_other_tables_is_not_up_to_date() {
     let dir = tempfile::tempdir().unwrap();
-    let mut w = Stack::open(dir.path(), no_auto()).unwrap();
-    add_ref(&mut w, "refs/heads/a", Some(1)).unwrap();
-    add_ref(&mut w, "refs/heads/b", Some(2)).unwrap();
-    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
+    let (mut w, mut st) = writer_of_two_and_reader(dir.path());
     w.compact_all(None).unwrap();
     add_ref(&mut w, "refs/heads/c", Some(3)).unwrap();
     assert_eq!(w.table_names().len(), st.table_names().len());
