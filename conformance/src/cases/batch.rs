@@ -145,6 +145,19 @@ pub fn compare_rejections(
             detail: format!("--batch-updates: git rejected {g:?}, {what} {other:?}"),
         })
     };
+    // git naming one update twice, where the names are otherwise ours, is a difference of
+    // its own (known defect batch-updates-rejection-reported-twice).
+    let mut once = g.clone();
+    once.dedup();
+    if once != g && once == o {
+        return Some(Mismatch {
+            check: Check::Verdict,
+            class: "rejection mismatch",
+            detail: format!(
+                "--batch-updates: git rejected one update more than once {g:?}, ours {o:?}"
+            ),
+        });
+    }
     if g != o {
         let mut m = differ(Check::Verdict, "ours", &o)?;
         m.detail += &said(git, "git", &o);
@@ -276,5 +289,20 @@ mod tests {
         // Ours rejecting one update less than git.
         let f = compare_rejections(&g, &g[..2], &model()).expect("diverges");
         assert_eq!(f.check, Check::Verdict);
+        assert!(!f.detail.contains("more than once"), "{}", f.detail);
+    }
+
+    /// git naming one rejected update twice is told apart from other differences, which a
+    /// repeat must not hide.
+    #[test]
+    fn a_rejection_git_repeats_is_named_as_such() {
+        let g = git_rejections(OUT, ERR, true);
+        let mut twice = g.clone();
+        twice.push(g[2].clone());
+        let f = compare_rejections(&twice, &g, &model()).expect("diverges");
+        assert_eq!(f.check, Check::Verdict);
+        assert!(f.detail.contains("more than once"), "{}", f.detail);
+        let f = compare_rejections(&twice, &g[..2], &model()).expect("diverges");
+        assert!(!f.detail.contains("more than once"), "{}", f.detail);
     }
 }
