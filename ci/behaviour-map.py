@@ -11,8 +11,10 @@
   - a row names a test that `cargo test -p reftable -- --list` does not list.
 
 The test list is read from FILE (the combined stdout and stderr of
-`cargo test -p reftable -- --list`, as `2>&1` writes it), or the script runs that command
-itself (CARGO_TARGET_DIR and the other cargo settings come from the environment).
+`cargo test -p reftable -- --list`, as `2>&1` writes it), or else made from the library's
+test binaries of the workspace's test build (`cargo test --workspace --no-run`, which builds
+nothing after `cargo test --workspace`), each run with `--list` (CARGO_TARGET_DIR and the
+other cargo settings come from the environment).
 
 Tests are named by binary: `lib::<path>` for the unit tests of src/, `<stem>::<name>` for
 tests/<stem>.rs. Doc tests are not listed.
@@ -23,6 +25,7 @@ function when it names any of its paths.
 """
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -116,16 +119,44 @@ def check(api_text, map_text, tests_text):
 
 
 def cargo_test_list():
-    r = subprocess.run(
-        ["cargo", "test", "--locked", "-p", "reftable", "--", "--list"],
+    """The library's tests, listed by its test binaries as the workspace's test build made
+    them (`cargo test --workspace`, whose build CI has just made: nothing is rebuilt, where
+    `cargo test -p reftable` would build the crate again with other features), in the form
+    `cargo test -- --list` prints."""
+    build = subprocess.run(
+        ["cargo", "test", "--workspace", "--locked", "--no-run", "--message-format=json"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    if r.returncode != 0:
-        sys.exit(f"cargo test --list failed:\n{r.stdout[-3000:]}")
-    return r.stdout
+    if build.returncode != 0:
+        sys.exit(f"cargo test --no-run failed:\n{build.stderr[-3000:]}")
+    manifest = os.path.join(ROOT, "reftable", "Cargo.toml")
+    out = []
+    for line in build.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if os.path.realpath(msg.get("manifest_path", "")) != os.path.realpath(manifest):
+            continue
+        target = msg["target"]
+        if "lib" in target["kind"]:
+            header = "Running unittests src/lib.rs"
+        elif "test" in target["kind"]:
+            header = f"Running tests/{target['name']}.rs"
+        else:
+            continue
+        listed = subprocess.run([msg["executable"], "--list"], cwd=os.path.dirname(manifest),
+                                stdout=subprocess.PIPE, text=True)
+        if listed.returncode != 0:
+            sys.exit(f"{msg['executable']} --list failed")
+        out.append(f"     {header} ({msg['executable']})")
+        out.extend(listed.stdout.splitlines())
+    return "\n".join(out)
 
 
 def self_test():
