@@ -618,18 +618,26 @@ impl Model {
                 (is_symref, logs, new)
             })
             .collect();
-        let msgs: Vec<Vec<u8>> = messages
+        // Each distinct message normalized once (a transaction's updates mostly share one).
+        let mut distinct: Vec<(&str, Vec<u8>)> = Vec::new();
+        let which: Vec<usize> = messages
             .iter()
             .map(|m| {
-                let mut msg = normalize(m);
-                msg.truncate(self.max_message);
-                msg.push(b'\n');
-                msg
+                distinct
+                    .iter()
+                    .position(|(d, _)| d == m)
+                    .unwrap_or_else(|| {
+                        let mut msg = normalize(m);
+                        msg.truncate(self.max_message);
+                        msg.push(b'\n');
+                        distinct.push((m, msg));
+                        distinct.len() - 1
+                    })
             })
             .collect();
         for (&(i, current), &(is_symref, logs, new)) in writes.iter().zip(&before) {
             let s = &steps[i];
-            let msg = &msgs[s.update];
+            let msg = &distinct[which[s.update]].1;
             let deletes = matches!(&s.new, Some(Value::Oid(h)) if ObjectId::from_hex(h).is_some_and(|i| i.is_null()));
             if s.new.is_some() && !is_symref && deletes {
                 self.logs.remove(&s.name);

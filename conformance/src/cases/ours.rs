@@ -101,7 +101,8 @@ pub fn apply(
             txn_committed(db, updates, Op::PUSH_MESSAGE, false, committer, objects)
         }
         Op::Fetch { updates, messages } => {
-            txn_logged(db, updates, messages, false, committer, objects)
+            let messages: Vec<&str> = messages.iter().map(String::as_str).collect();
+            txn_logged(db, updates, &messages, false, committer, objects)
         }
         other => return apply_other(db, other, committer, objects).map(|()| None),
     };
@@ -236,7 +237,7 @@ fn txn_committed(
     committer: &Signature,
     objects: &PoolObjects<'_>,
 ) -> Result<Committed, Refused> {
-    let messages = vec![message.to_string(); updates.len()];
+    let messages = vec![message; updates.len()];
     txn_logged(db, updates, &messages, create_reflog, committer, objects)
 }
 
@@ -245,7 +246,7 @@ fn txn_committed(
 pub(crate) fn txn_logged(
     db: &mut RefDb,
     updates: &[Update],
-    messages: &[String],
+    messages: &[&str],
     create_reflog: bool,
     committer: &Signature,
     objects: &PoolObjects<'_>,

@@ -243,9 +243,9 @@ impl Executor<'_> {
         let model_res = trial.transaction_logged(updates, messages, create_reflog, time, &objects);
         self.model_trial = Some(trial);
         let c = self.committer();
-        let owned: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
         let ours_res =
-            ours::txn_logged(&mut self.db, updates, &owned, create_reflog, &c, &objects).map(drop);
+            ours::txn_logged(&mut self.db, updates, messages, create_reflog, &c, &objects)
+                .map(drop);
         if git_res.is_ok() {
             // The twin's backend is not transactional: one update at a time, each with its
             // message.
