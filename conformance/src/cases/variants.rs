@@ -250,11 +250,9 @@ fn branch_labels(
         "a missing branch"
     };
     // The generator's invalid names: one with `..` in it, and ones with a component ending
-    // in `.lock`.
-    let to = if new.contains("..") {
+    // in `.lock` (labelled as such too).
+    let to = if new.contains("..") || lock_component(new) {
         "an invalid name"
-    } else if lock_component(new) {
-        LOCK_COMPONENT
     } else if new.starts_with(&format!("{old}/")) {
         "a name under it"
     } else if model.refs.contains_key(&full(new)) {
@@ -273,10 +271,14 @@ fn branch_labels(
     } else {
         flag
     };
-    vec![
+    let mut out = vec![
         format!("branch {flag}: of {which}"),
         format!("branch {flag}: to {to}"),
-    ]
+    ];
+    if lock_component(new) {
+        out.push(format!("branch {flag}: to {LOCK_COMPONENT}"));
+    }
+    out
 }
 
 /// Every label a default run must draw on a git with `features`: the commands it has, and
@@ -530,6 +532,16 @@ mod tests {
         let labels = of(&branch, &m);
         assert!(labels.contains(&"branch -c: of the checked-out branch".to_string()));
         assert!(labels.contains(&"branch -c: to a name under it".to_string()));
+        let to_lock = Op::Branch {
+            old: "main".into(),
+            new: "bad.lock/name".into(),
+            copy: false,
+            force: false,
+            refs_rename: None,
+        };
+        let labels = of(&to_lock, &m);
+        assert!(labels.contains(&"branch -m: to an invalid name".to_string()));
+        assert!(labels.contains(&format!("branch -m: to {LOCK_COMPONENT}")));
         let wt = Op::WorktreeTxn {
             updates: [
                 "HEAD",
