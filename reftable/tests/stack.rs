@@ -56,6 +56,19 @@ fn writer_of_two_and_reader(dir: &std::path::Path) -> (Stack, Stack) {
     (w, st)
 }
 
+/// A stack in `dir` of three tables, one ref each (`refs/heads/a`, `b`, `c`), without
+/// auto-compaction.
+fn stack_of_three(dir: &std::path::Path) -> Stack {
+    let mut st = Stack::open(dir, no_auto()).unwrap();
+    for (i, name) in ["refs/heads/a", "refs/heads/b", "refs/heads/c"]
+        .iter()
+        .enumerate()
+    {
+        add_ref(&mut st, name, Some(i as u8 + 1)).unwrap();
+    }
+    st
+}
+
 fn log(name: &str, ui: u64, time: u64, msg: &str) -> LogRecord {
     LogRecord {
         refname: name.as_bytes().to_vec(),
@@ -587,13 +600,7 @@ fn a_tables_list_that_is_a_directory_is_an_error() {
 #[test]
 fn counters_survive_a_concurrent_compaction() {
     let dir = tempfile::tempdir().unwrap();
-    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
-    for (i, name) in ["refs/heads/a", "refs/heads/b", "refs/heads/c"]
-        .iter()
-        .enumerate()
-    {
-        add_ref(&mut st, name, Some(i as u8 + 1)).unwrap();
-    }
+    let mut st = stack_of_three(dir.path());
     let mut it = st.merged().refs().unwrap();
     while it.next_record().unwrap().is_some() {}
     drop(it);
@@ -1096,13 +1103,7 @@ fn set_options_refuses_another_hash_and_takes_the_rest() {
 #[test]
 fn the_stack_reader_names_every_listed_table_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let mut st = Stack::open(dir.path(), no_auto()).unwrap();
-    for (i, name) in ["refs/heads/a", "refs/heads/b", "refs/heads/c"]
-        .iter()
-        .enumerate()
-    {
-        add_ref(&mut st, name, Some(i as u8 + 1)).unwrap();
-    }
+    let mut st = stack_of_three(dir.path());
     let mut r = reftable::StackReader::open(dir.path(), None).unwrap();
     assert_eq!(r.table_names(), st.table_names());
     assert_eq!(r.tables().len(), 3);
