@@ -5,8 +5,8 @@
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// How a git subprocess ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,8 +40,94 @@ impl Exit {
     }
 }
 
+/// A child under a deadline, as the shared watchdog holds it.
+struct Armed {
+    at: Instant,
+    pid: u32,
+    kill: fn(u32),
+    slot: Arc<Mutex<Slot>>,
+}
+
+/// What the waiting caller and the watchdog tell each other about one child: the caller
+/// that it is done with it (reaped, or no longer under the deadline: the watchdog must not
+/// kill its pid any more), the watchdog that it killed it.
+#[derive(Default)]
+struct Slot {
+    reaped: bool,
+    fired: bool,
+}
+
+/// The one watchdog thread every deadline shares, started on first use: a thread per child
+/// costs more than the child's own start on a gate that runs thousands of short gits.
+fn watchdog() -> &'static mpsc::Sender<Armed> {
+    static WATCHDOG: OnceLock<mpsc::Sender<Armed>> = OnceLock::new();
+    WATCHDOG.get_or_init(|| {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || watch(rx));
+        tx
+    })
+}
+
+/// The watchdog: kill each armed child whose deadline passes before its caller reaped it.
+fn watch(rx: mpsc::Receiver<Armed>) {
+    let mut armed: Vec<Armed> = Vec::new();
+    loop {
+        armed.retain(|a| !lock(&a.slot).reaped);
+        let now = Instant::now();
+        let (due, waiting): (Vec<Armed>, Vec<Armed>) = armed.drain(..).partition(|a| a.at <= now);
+        armed = waiting;
+        for a in due {
+            let mut slot = lock(&a.slot);
+            if !slot.reaped {
+                (a.kill)(a.pid);
+                slot.fired = true;
+            }
+        }
+        let next = match armed.iter().map(|a| a.at).min() {
+            Some(at) => rx.recv_timeout(at.saturating_duration_since(now)),
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match next {
+            Ok(a) => armed.push(a),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+fn lock(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
+    slot.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A deadline on a child we spawned: after its timeout, the watchdog calls its `kill` with
+/// the child's pid, unless [`Deadline::end`] came first. While it is armed the child must
+/// not be reaped (its pid could be reused).
+pub struct Deadline(Arc<Mutex<Slot>>);
+
+impl Deadline {
+    /// Arm the watchdog for `pid`: `kill(pid)` after `timeout`.
+    pub fn arm(pid: u32, timeout: Duration, kill: fn(u32)) -> Deadline {
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        let at = Instant::now() + timeout;
+        let _ = watchdog().send(Armed {
+            at,
+            pid,
+            kill,
+            slot: Arc::clone(&slot),
+        });
+        Deadline(slot)
+    }
+
+    /// Disarm it: whether the watchdog killed the child first.
+    pub fn end(self) -> bool {
+        let mut s = lock(&self.0);
+        s.reaped = true;
+        s.fired
+    }
+}
+
 /// Run `work` (which ends when the child exits or closes its output), then reap `child`;
-/// a watchdog thread calls `kill` with its pid if that takes longer than `timeout` (blocking
+/// the watchdog calls `kill` with its pid if that takes longer than `timeout` (blocking
 /// waits with a deadline, no polling).
 pub fn with_deadline_killing<T>(
     child: &mut Child,
@@ -49,25 +135,43 @@ pub fn with_deadline_killing<T>(
     kill: fn(u32),
     work: impl FnOnce(&mut Child) -> T,
 ) -> (Exit, T) {
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let pid = child.id();
-    let watchdog = std::thread::spawn(move || {
-        if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
-            kill(pid);
-            return true;
-        }
-        false
-    });
+    let deadline = Deadline::arm(child.id(), timeout, kill);
     let value = work(child);
     let status = child.wait();
-    let _ = done_tx.send(());
-    let timed_out = watchdog.join().unwrap_or(false);
-    let exit = match status {
+    let timed_out = deadline.end();
+    (exit_of(status, timed_out), value)
+}
+
+/// Read the child's piped standard output and error to their ends and reap it (what
+/// [`Child::wait_with_output`] does, with no thread of ours), the watchdog calling `kill`
+/// with its pid after `timeout`.
+pub fn output_with_deadline(
+    child: Child,
+    timeout: Duration,
+    kill: fn(u32),
+) -> (Exit, std::process::Output) {
+    let deadline = Deadline::arm(child.id(), timeout, kill);
+    let out = child.wait_with_output();
+    let timed_out = deadline.end();
+    match out {
+        Ok(o) => (exit_of::<()>(Ok(o.status), timed_out), o),
+        Err(_) => {
+            let o = std::process::Output {
+                status: ExitStatus::default(),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            };
+            (exit_of(Err(()), timed_out), o)
+        }
+    }
+}
+
+fn exit_of<E>(status: Result<ExitStatus, E>, timed_out: bool) -> Exit {
+    match status {
         _ if timed_out => Exit::Timeout,
         Ok(s) => Exit::from_status(s),
         Err(_) => Exit::Code(-1),
-    };
-    (exit, value)
+    }
 }
 
 /// SIGKILL a process we spawned and have not reaped yet (so its pid cannot have been reused).
@@ -170,4 +274,70 @@ pub fn run_in_group_capturing(
     kill_group(pgid);
     let text = |h: std::thread::JoinHandle<String>| h.join().unwrap_or_default();
     Ok((exit, text(out), text(err)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.args(["-c", script]);
+        c
+    }
+
+    #[test]
+    fn a_child_past_its_deadline_is_killed_and_one_within_it_is_not() {
+        let mut slow = sh("sleep 600").spawn().unwrap();
+        let mut quick = sh("exit 3").spawn().unwrap();
+        let short = Duration::from_millis(200);
+        let (exit, ()) = with_deadline_killing(&mut slow, short, kill_pid, |_| ());
+        assert_eq!(exit, Exit::Timeout);
+        let long = Duration::from_secs(600);
+        let (exit, ()) = with_deadline_killing(&mut quick, long, kill_pid, |_| ());
+        assert_eq!(exit, Exit::Code(3));
+    }
+
+    #[test]
+    fn output_is_read_from_both_pipes_under_the_deadline() {
+        let mut c = sh("echo out; echo err >&2; exit 2");
+        let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+        let (exit, out) = output_with_deadline(child.unwrap(), Duration::from_secs(600), kill_pid);
+        assert_eq!(exit, Exit::Code(2));
+        assert_eq!(
+            (&out.stdout[..], &out.stderr[..]),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+        // `exec`: the shell itself sleeps, so killing its pid closes the pipes (a child of
+        // its own would keep them open; `run_in_group_capturing` kills such children too).
+        let mut c = sh("echo partial; exec sleep 600");
+        let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+        let (exit, out) =
+            output_with_deadline(child.unwrap(), Duration::from_millis(200), kill_pid);
+        assert_eq!((exit, &out.stdout[..]), (Exit::Timeout, &b"partial\n"[..]));
+    }
+
+    #[test]
+    fn an_ended_deadline_never_fires() {
+        let mut child = sh("sleep 600").spawn().unwrap();
+        let deadline = Deadline::arm(child.id(), Duration::from_millis(100), kill_pid);
+        assert!(!deadline.end());
+        // Past the deadline the child still runs: the watchdog let it be.
+        let later = Deadline::arm(child.id(), Duration::from_millis(300), |_| {});
+        while Arc::strong_count(&later.0) > 1 {
+            std::thread::yield_now();
+        }
+        assert!(later.end(), "the watchdog fired the later deadline");
+        assert!(matches!(child.try_wait(), Ok(None)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_group_is_killed_whole() {
+        // The shell's own child holds the pipe: only killing the group ends the read.
+        let mut c = sh("sleep 600 & wait");
+        let (exit, out, _) = run_in_group_capturing(&mut c, Duration::from_millis(200)).unwrap();
+        assert_eq!((exit, out.as_str()), (Exit::Timeout, ""));
+    }
 }

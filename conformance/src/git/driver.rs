@@ -5,11 +5,11 @@
 use reftable::TzOffset;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use reftable_testkit::process::{kill_pid, with_deadline_killing};
+use reftable_testkit::process::{kill_pid, output_with_deadline, with_deadline_killing};
 pub use reftable_testkit::process::{run_in_group, run_in_group_capturing, Exit, Group};
 
 /// Base committer time of a case (git's `test_tick` start); steps add 60 s each.
@@ -238,20 +238,14 @@ impl Git {
                 let _ = input.write_all(&data);
             }))
         };
-        let err = read_all(child.stderr.take().expect("piped"));
-        let mut out_pipe = child.stdout.take().expect("piped");
-        let (exit, stdout) = finish_reading(&mut child, &mut out_pipe, timeout);
+        let (exit, out) = output_with_deadline(child, timeout, kill_pid);
         if let Some(w) = writer {
             let _ = w.join();
         }
-        let stderr = match exit {
-            Exit::Timeout => err.recv_timeout(Duration::from_secs(1)).unwrap_or_default(),
-            _ => err.recv().unwrap_or_default(),
-        };
         Output {
             exit,
-            stdout,
-            stderr,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
     }
 
@@ -321,15 +315,6 @@ fn with_deadline<T>(
     work: impl FnOnce(&mut Child) -> T,
 ) -> (Exit, T) {
     with_deadline_killing(child, timeout, kill_pid, work)
-}
-
-/// Read `out` to its end, then reap `child`, killing it after `timeout`.
-fn finish_reading(child: &mut Child, out: &mut ChildStdout, timeout: Duration) -> (Exit, String) {
-    with_deadline(child, timeout, |_| {
-        let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        String::from_utf8_lossy(&buf).into_owned()
-    })
 }
 
 /// Wait for `child` to exit, killing it after `timeout`.
