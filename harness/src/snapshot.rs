@@ -159,6 +159,26 @@ impl Snapshot {
         s
     }
 
+    /// Whether this snapshot, as the model sees it ([`Snapshot::as_model_sees`]), equals
+    /// `model`, without making that copy.
+    pub fn agrees_with_model(&self, model: &Snapshot) -> bool {
+        let value = |a: &SValue, b: &SValue| match (a, b) {
+            (SValue::Oid(x, _), SValue::Oid(y, None)) => x == y,
+            _ => a == b,
+        };
+        let log = |a: &SLog, b: &SLog| {
+            (a.old == b.old && a.new == b.new && a.message == b.message && a.time == b.time)
+                && b.tz.is_none()
+                && b.who.is_none()
+        };
+        self.refs.len() == model.refs.len()
+            && (self.refs.iter().zip(&model.refs)).all(|((n, a), (m, b))| n == m && value(a, b))
+            && self.logs.len() == model.logs.len()
+            && (self.logs.iter().zip(&model.logs)).all(|((n, a), (m, b))| {
+                n == m && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| log(x, y))
+            })
+    }
+
     /// Differences to `other`, one line each (at most `limit`).
     pub fn diff(&self, other: &Snapshot, limit: usize) -> Vec<String> {
         let mut out = Vec::new();
@@ -192,5 +212,54 @@ impl Snapshot {
         }
         out.truncate(limit);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(tz: Option<i16>) -> SLog {
+        SLog {
+            old: "0".repeat(40),
+            new: "1".repeat(40),
+            message: "m\n".into(),
+            time: 7,
+            tz,
+            who: tz.map(|_| ("C O Mitter".into(), "committer@example.com".into())),
+        }
+    }
+
+    #[test]
+    fn agreeing_with_the_model_ignores_what_the_model_does_not_know() {
+        let mut stored = Snapshot::default();
+        let peeled = SValue::Oid("a".into(), Some("b".into()));
+        stored.refs.insert("refs/tags/t".into(), peeled);
+        stored
+            .logs
+            .insert("refs/tags/t".into(), vec![entry(Some(100))]);
+        let mut model = Snapshot::default();
+        model
+            .refs
+            .insert("refs/tags/t".into(), SValue::Oid("a".into(), None));
+        model.logs.insert("refs/tags/t".into(), vec![entry(None)]);
+        assert!(stored.agrees_with_model(&model));
+        assert_eq!(stored.as_model_sees(), model);
+        let mut other = model.clone();
+        other.logs.get_mut("refs/tags/t").unwrap()[0].time = 8;
+        assert!(!stored.agrees_with_model(&other));
+        let mut other = model.clone();
+        other
+            .refs
+            .insert("refs/heads/x".into(), SValue::Symref("y".into()));
+        assert!(!stored.agrees_with_model(&other));
+        let mut other = model.clone();
+        other
+            .refs
+            .insert("refs/tags/t".into(), SValue::Oid("c".into(), None));
+        assert!(!stored.agrees_with_model(&other));
+        let mut other = model;
+        other.logs.insert("refs/heads/x".into(), Vec::new());
+        assert!(!stored.agrees_with_model(&other));
     }
 }

@@ -1,8 +1,10 @@
 //! The files-backend twin: a second repository with git's classic `refs/` files, driven
 //! through libgit2 (git2), which receives every transaction git accepted. Its ref state must
-//! equal the reftable side's: a cross-backend oracle for what a ref store holds.
+//! equal the reftable side's: a cross-backend oracle for what a ref store holds. The twin
+//! remembers the names it wrote, so a comparison after a step can read just those back.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use git2::{ErrorCode, Repository};
@@ -13,6 +15,8 @@ use crate::snapshot::SValue;
 /// A files-backend repository driven through libgit2.
 pub struct Twin {
     repo: Repository,
+    /// The names written since [`Twin::take_written`] last took them.
+    written: RefCell<BTreeSet<String>>,
 }
 
 impl Twin {
@@ -22,7 +26,28 @@ impl Twin {
         git2::opts::strict_object_creation(false);
         let repo = Repository::open(dir)
             .map_err(|e| format!("libgit2 cannot open {}: {e}", dir.display()))?;
-        Ok(Twin { repo })
+        Ok(Twin {
+            repo,
+            written: RefCell::default(),
+        })
+    }
+
+    /// The names the twin wrote (created, updated, deleted, renamed to or from) since this was
+    /// last called: the only names whose values can have changed.
+    pub fn take_written(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.written.borrow_mut())
+    }
+
+    fn wrote(&self, name: &str) {
+        self.written.borrow_mut().insert(name.to_string());
+    }
+
+    /// The direct value of `name` (a symref's target, not followed), as [`Twin::refs`] lists it.
+    pub fn value(&self, name: &str) -> Option<SValue> {
+        self.read(name).map(|v| match v {
+            Value::Symref(t) => SValue::Symref(t),
+            Value::Oid(h) => SValue::Oid(h, None),
+        })
     }
 
     fn read(&self, name: &str) -> Option<Value> {
@@ -60,6 +85,7 @@ impl Twin {
             } else {
                 self.final_name(&u.refname)
             };
+            self.wrote(&target);
             let res = match &u.new {
                 None => Ok(()),
                 Some(Value::Symref(t)) => self
@@ -95,6 +121,9 @@ impl Twin {
         follow_head: bool,
     ) -> Result<(), String> {
         let e = |e: git2::Error| format!("libgit2: branch {old} -> {new}: {e}");
+        for name in [old, new, "HEAD"] {
+            self.wrote(name);
+        }
         let mut r = self.repo.find_reference(old).map_err(e)?;
         if copy {
             let id = r
@@ -132,14 +161,58 @@ impl Twin {
             out.insert(name.to_string(), v);
         }
         for root in ["HEAD", "ORIG_HEAD"] {
-            if let Some(v) = self.read(root) {
-                let v = match v {
-                    Value::Symref(t) => SValue::Symref(t),
-                    Value::Oid(h) => SValue::Oid(h, None),
-                };
+            if let Some(v) = self.value(root) {
                 out.insert(root.to_string(), v);
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(name: &str, new: Value) -> Update {
+        Update {
+            refname: name.into(),
+            new: Some(new),
+            old: None,
+            no_deref: false,
+        }
+    }
+
+    #[test]
+    fn the_twin_names_what_it_wrote_and_reads_it_back() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        let twin = Twin::open(dir.path()).unwrap();
+        let a = "a".repeat(40);
+        twin.take_written();
+        let head = Update {
+            no_deref: true,
+            ..update("HEAD", Value::Symref("refs/heads/main".into()))
+        };
+        twin.apply(&[head], "m").unwrap();
+        // An update through HEAD lands on (and names) its referent.
+        twin.apply(&[update("HEAD", Value::Oid(a.clone()))], "m")
+            .unwrap();
+        let written: Vec<String> = twin.take_written().into_iter().collect();
+        assert_eq!(written, ["HEAD", "refs/heads/main"]);
+        assert!(twin.take_written().is_empty());
+        assert_eq!(
+            twin.value("refs/heads/main"),
+            Some(SValue::Oid(a.clone(), None))
+        );
+        assert_eq!(
+            twin.value("HEAD"),
+            Some(SValue::Symref("refs/heads/main".into()))
+        );
+        twin.move_branch("refs/heads/main", "refs/heads/next", false, true)
+            .unwrap();
+        let written: Vec<String> = twin.take_written().into_iter().collect();
+        assert_eq!(written, ["HEAD", "refs/heads/main", "refs/heads/next"]);
+        assert_eq!(twin.value("refs/heads/main"), None);
+        assert_eq!(twin.refs().unwrap().len(), 2);
     }
 }

@@ -384,8 +384,8 @@ fn md_git_section(s: &mut String, g: &GitSection) {
         g.unchanged_skipped
     ));
     s.push_str(&format!(
-        "- {} changed states left to git's next turn for git's own view and lookups (one \
-         change of the stack in {} gets them, and every case's last state)\n",
+        "- {} changed states left to git's next turn for git's own view and lookups and our \
+         verify (one change of the stack in {} gets them, and every case's last state)\n",
         g.git_turns_waited,
         crate::cases::executor::GIT_EVERY
     ));

@@ -67,6 +67,21 @@ fn block_at(bytes: &[u8], at: usize) -> String {
     "footer".into()
 }
 
+/// What our readers read (`ours`) when they last agreed with the model, under `key`: the
+/// fingerprints of git's stack and the worktree's, and the model's state.
+pub(crate) struct LastRead {
+    key: (u64, u64, Snapshot),
+    ours: Snapshot,
+}
+
+/// The names whose value differs between `a` and `b` (in one and not the other, or with
+/// another value).
+fn changed_names(a: &BTreeMap<String, SValue>, b: &BTreeMap<String, SValue>) -> Vec<String> {
+    let gone = a.iter().filter(|(k, v)| b.get(*k) != Some(*v));
+    let new = b.keys().filter(|k| !a.contains_key(*k));
+    gone.map(|(k, _)| k).chain(new).cloned().collect()
+}
+
 /// An end-of-case probe of `E` (the executor): what went wrong, if anything.
 type Probe<E> = fn(&E) -> Result<(), ProbeError>;
 
@@ -87,8 +102,11 @@ impl From<String> for ProbeError {
     }
 }
 
-/// How many cases share one run of each end-of-case check that takes turns (git reading our
-/// stack, broken refs, config limits, filtered views).
+/// At most this many reflogs are sought by name after a step (`lookups.rs`).
+const LOG_SEEKS: usize = 2;
+
+/// How many cases share one run of each end-of-case check that takes turns (git's reflogs
+/// and git reading our stack, broken refs, config limits, filtered views).
 const END_EVERY: u64 = 2;
 
 impl Executor<'_> {
@@ -99,25 +117,55 @@ impl Executor<'_> {
             return;
         };
         let started = self.spent("step: tables byte for byte", started);
-        let Some(ours) = self.check_readers() else {
-            return;
-        };
-        let started = self.spent("step: our reader on both stacks", started);
-        self.count(Check::Model);
-        let model = Snapshot::of_model(&self.model);
-        let seen = ours.as_model_sees();
-        if model != seen {
-            let d = seen.diff(&model, 10).join("\n");
-            self.diverge(Check::Model, "value mismatch", d);
-            return;
-        }
         let fp = fingerprint(&theirs_tables);
-        let touched = std::mem::take(&mut self.touched);
         let worktree_fp = self.worktree_fingerprint();
+        let key = (fp, worktree_fp, Snapshot::of_model(&self.model));
+        let (read, before) = match self.last_read.take() {
+            // The same stack bytes, the same stack in our database's memory and the same
+            // model as when they last agreed: reading again would read the same.
+            Some(last) if last.key == key && self.db_holds(&theirs_tables) => {
+                self.result.unchanged += 1;
+                (last, None)
+            }
+            before => match self.read_ours(key) {
+                Some(read) => (read, Some(before)),
+                None => return,
+            },
+        };
+        let started = self.spent("step: our readers and the model", started);
+        self.check_after_read(&read, before, &theirs_tables, started);
+        if !self.diverged() {
+            self.last_read = Some(read);
+        }
+    }
+
+    /// Our readers on both stacks, and what they read against the model (`key.2`): what
+    /// they read, when they agree.
+    fn read_ours(&mut self, key: (u64, u64, Snapshot)) -> Option<LastRead> {
+        let ours = self.check_readers()?;
+        self.count(Check::Model);
+        if !ours.agrees_with_model(&key.2) {
+            let d = ours.as_model_sees().diff(&key.2, 10).join("\n");
+            self.diverge(Check::Model, "value mismatch", d);
+            return None;
+        }
+        Some(LastRead { key, ours })
+    }
+
+    /// The checks after our readers' (`read`, what they read; `before`, what they read
+    /// last when they read again this step, `None` when nothing changed).
+    fn check_after_read(
+        &mut self,
+        read: &LastRead,
+        before: Option<Option<LastRead>>,
+        theirs_tables: &Tables,
+        started: Instant,
+    ) {
+        let (fp, worktree_fp, ours) = (read.key.0, read.key.1, &read.ours);
+        let touched = std::mem::take(&mut self.touched);
         self.git_turn = self.git_turns.step(fp, worktree_fp, &touched);
         let git_too = self.git_turn && self.looked_up != Some(fp);
-        let started = self.spent("step: model", started);
-        if !self.check_our_verify(&theirs_tables, fp) {
+        if self.git_turn && !self.check_our_verify(theirs_tables, fp) {
             return;
         }
         let started = self.spent("step: our verify on git's stack", started);
@@ -129,13 +177,24 @@ impl Executor<'_> {
         } else {
             touched
         };
-        self.check_lookups(&ours, &names, git_too);
+        // Reflogs are sought where the stack changed: those of at most `LOG_SEEKS` names
+        // the step touched whose reflog changed.
+        let log_names: Vec<String> = match &before {
+            Some(before) => {
+                let old = |n: &String| before.as_ref().and_then(|b| b.ours.logs.get(n));
+                let changed = |n: &&String| old(n) != ours.logs.get(*n);
+                let changed = names.iter().filter(changed);
+                changed.take(LOG_SEEKS).cloned().collect()
+            }
+            None => Vec::new(),
+        };
+        self.check_lookups(ours, &names, git_too, &log_names);
         if self.diverged() {
             return;
         }
         let started = self.spent("step: lookups", started);
         self.looked_up = Some(fp);
-        if !self.check_twin(&seen) {
+        if !self.check_twin(ours, false) {
             return;
         }
         let started = self.spent("step: files-backend twin", started);
@@ -149,7 +208,7 @@ impl Executor<'_> {
             self.result.git_turns_waited += 1;
             return;
         }
-        self.check_git_view(&ours, fp);
+        self.check_git_view(ours, fp);
         self.spent("step: git's view", started);
     }
 
@@ -172,6 +231,21 @@ impl Executor<'_> {
             return None;
         }
         Some(theirs_tables)
+    }
+
+    /// Whether our database's stack in memory lists the tables `tables` names (without their
+    /// random parts), in order.
+    fn db_holds(&self, tables: &Tables) -> bool {
+        let held = self.db.stack().tables();
+        fn stem(t: &reftable::Table) -> Option<&str> {
+            let name = t.name().file_name()?.to_str()?;
+            Some(name.rsplit_once('-').map_or(name, |x| x.0))
+        }
+        held.len() == tables.len()
+            && held
+                .iter()
+                .zip(tables)
+                .all(|(t, (name, _))| stem(t) == Some(name.as_str()))
     }
 
     /// Our reader on our stack and on git's (reloaded): both read, and read the same;
@@ -212,49 +286,69 @@ impl Executor<'_> {
         Some(ours)
     }
 
-    /// The files-backend twin's refs against ours (`seen`, as the model sees them), unless
-    /// neither changed since they last agreed; false when they differ.
-    fn check_twin(&mut self, seen: &Snapshot) -> bool {
-        let mut ours_refs = seen.refs.clone();
-        // libgit2 lists refs under refs/ plus HEAD and ORIG_HEAD.
-        ours_refs.retain(|k, _| k.starts_with("refs/") || k == "HEAD" || k == "ORIG_HEAD");
-        let refs_fp = {
-            let mut h = DefaultHasher::new();
-            ours_refs.hash(&mut h);
-            h.finish()
+    /// The files-backend twin's refs against ours (without peeled ids); false
+    /// when they differ. After they first agree, a step compares only the names the twin
+    /// wrote and the names whose value changed on our side: the twin's other names cannot
+    /// have changed, and agreed before. `full` compares every name (the end of a case).
+    pub(super) fn check_twin(&mut self, ours: &Snapshot, full: bool) -> bool {
+        let Some((_, twin)) = &self.twin else {
+            return true;
         };
-        // The twin changes only when a transaction is applied to it; with our refs the same
-        // too, the comparison was made already.
-        let twin_unchanged = !self.twin_changed && self.twin_checked == Some(refs_fp);
-        if twin_unchanged && self.twin.is_some() {
-            self.result.unchanged += 1;
-        } else if let Some((_, twin)) = &self.twin {
-            let twin_refs = twin.refs();
-            self.count(Check::Twin);
-            self.twin_changed = false;
-            self.twin_checked = Some(refs_fp);
-            match twin_refs {
-                Ok(t) if t != ours_refs => {
-                    let other = Snapshot {
-                        refs: t,
-                        logs: Default::default(),
-                    };
-                    let mine = Snapshot {
-                        refs: ours_refs,
-                        logs: Default::default(),
-                    };
-                    let d = mine.diff(&other, 10).join("\n");
-                    self.diverge(Check::Twin, "value mismatch", d);
-                    return false;
+        // libgit2 lists refs under refs/ plus HEAD and ORIG_HEAD.
+        let listed = |k: &str| k.starts_with("refs/") || k == "HEAD" || k == "ORIG_HEAD";
+        let ours_refs: BTreeMap<String, SValue> = (ours.refs.iter())
+            .filter(|(k, _)| listed(k))
+            .map(|(k, v)| match v {
+                SValue::Oid(id, Some(_)) => (k.clone(), SValue::Oid(id.clone(), None)),
+                v => (k.clone(), v.clone()),
+            })
+            .collect();
+        let written = twin.take_written();
+        let twin_refs = match self.twin_agreed.take() {
+            Some(agreed) if !full => {
+                let mut names = written;
+                names.extend(changed_names(&agreed, &ours_refs));
+                names.retain(|n| listed(n));
+                if names.is_empty() {
+                    self.result.unchanged += 1;
+                    self.twin_agreed = Some(ours_refs);
+                    return true;
                 }
-                Err(e) => {
-                    self.diverge(Check::Twin, "twin error", e);
-                    return false;
+                let mut twin_refs = agreed;
+                for name in names {
+                    match twin.value(&name) {
+                        Some(v) => twin_refs.insert(name, v),
+                        None => twin_refs.remove(&name),
+                    };
                 }
-                _ => {}
+                Ok(twin_refs)
+            }
+            _ => twin.refs(),
+        };
+        self.count(Check::Twin);
+        match twin_refs {
+            Ok(t) if t != ours_refs => {
+                let other = Snapshot {
+                    refs: t,
+                    logs: Default::default(),
+                };
+                let mine = Snapshot {
+                    refs: ours_refs,
+                    logs: Default::default(),
+                };
+                let d = mine.diff(&other, 10).join("\n");
+                self.diverge(Check::Twin, "value mismatch", d);
+                false
+            }
+            Err(e) => {
+                self.diverge(Check::Twin, "twin error", e);
+                false
+            }
+            Ok(_) => {
+                self.twin_agreed = Some(ours_refs);
+                true
             }
         }
-        true
     }
 
     /// git's `for-each-ref` of its stack against what it should show for our refs;
@@ -337,59 +431,22 @@ impl Executor<'_> {
         if !self.last_git_turn(&ours) {
             return self.result;
         }
-        let repo = self.repo.path().to_path_buf();
-        let started = Instant::now();
-        self.count(Check::GitReflogs);
-        if self.env.profile.features.reflog_list {
-            let list = self.env.git.run(&repo, &["reflog", "list"], "", self.tick);
-            let git_names: Vec<&str> = list.stdout.lines().collect();
-            let our_names: Vec<&str> = ours.logs.keys().map(String::as_str).collect();
-            if !list.exit.success() || git_names != our_names {
-                self.result.divergences.push(Divergence {
-                    step: step_end,
-                    check: Check::GitReflogs,
-                    class: "reflog mismatch".into(),
-                    detail: format!("git reflog list {git_names:?}, ours {our_names:?}"),
-                });
-                return self.result;
-            }
-        }
-        let theirs = self.git_reflogs(&repo, &ours);
-        let expect = self.expected_git_reflogs(&ours);
-        for (name, lines) in &theirs {
-            if expect.get(name) != Some(lines) {
-                let want = expect.get(name).cloned().unwrap_or_default();
-                let first = want
-                    .iter()
-                    .zip(lines)
-                    .find(|(a, b)| a != b)
-                    .map(|(a, b)| format!("expected {a:?}, git {b:?}"))
-                    .unwrap_or_else(|| format!("git's first line {:?}", lines.first()));
-                self.result.divergences.push(Divergence {
-                    step: step_end,
-                    check: Check::GitReflogs,
-                    class: "reflog mismatch".into(),
-                    detail: format!(
-                        "log -g {name}: {} lines expected, git {}; {first}",
-                        want.len(),
-                        lines.len()
-                    ),
-                });
-                return self.result;
-            }
-        }
-        if !self.check_reflog_positions(&ours, step_end) || !self.check_refs_exists(step_end) {
+        if !self.check_twin(&ours, true) {
             return self.result;
         }
-        let started = self.spent(
-            "end: reflogs (log -g, reflog list, @{n}, refs exists)",
-            started,
-        );
         let slot = self.rotation_slot();
         // The end checks below take turns as the costly probes do: each on one case in
         // [`END_EVERY`], a half of the cases each, on every kind of stack the options give.
         let (even, odd) = ((slot % END_EVERY) == 0, (slot + 1) % END_EVERY == 0);
+        let started = Instant::now();
         if even {
+            let Some(theirs) = self.check_git_reflogs(&ours, step_end) else {
+                return self.result;
+            };
+            let started = self.spent(
+                "end: reflogs (log -g, reflog list, @{n}, refs exists)",
+                started,
+            );
             self.count(Check::GitReadsOurs);
             let read = self.git_reads_ours(&ours, &theirs);
             let failed =
@@ -397,8 +454,9 @@ impl Executor<'_> {
             if failed {
                 return self.result;
             }
+            self.spent("end: git reads our stack", started);
         }
-        let started = self.spent_if(even, "end: git reads our stack", started);
+        let started = Instant::now();
         // Each check from here on works on a scratch copy of git's repository, so one that
         // fails does not keep the others from being made: a known git defect there (master's
         // for-each-ref crash over a missing object, in half the cases) used to hide every
@@ -442,6 +500,60 @@ impl Executor<'_> {
         self.result
     }
 
+    /// git's reflogs against ours (`reflog list`, `log -g`, `@{n}` positions, `refs
+    /// exists`): what `log -g` showed, or `None` after a divergence.
+    fn check_git_reflogs(
+        &mut self,
+        ours: &Snapshot,
+        step_end: usize,
+    ) -> Option<BTreeMap<String, Vec<String>>> {
+        let repo = self.repo.path().to_path_buf();
+        self.count(Check::GitReflogs);
+        if self.env.profile.features.reflog_list {
+            let list = self.env.git.run(&repo, &["reflog", "list"], "", self.tick);
+            let git_names: Vec<&str> = list.stdout.lines().collect();
+            let our_names: Vec<&str> = ours.logs.keys().map(String::as_str).collect();
+            if !list.exit.success() || git_names != our_names {
+                let detail = format!("git reflog list {git_names:?}, ours {our_names:?}");
+                self.reflog_divergence(step_end, detail);
+                return None;
+            }
+        }
+        let theirs = self.git_reflogs(&repo, ours);
+        let expect = self.expected_git_reflogs(ours);
+        for (name, lines) in &theirs {
+            if expect.get(name) != Some(lines) {
+                let want = expect.get(name).cloned().unwrap_or_default();
+                let first = want
+                    .iter()
+                    .zip(lines)
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("expected {a:?}, git {b:?}"))
+                    .unwrap_or_else(|| format!("git's first line {:?}", lines.first()));
+                let detail = format!(
+                    "log -g {name}: {} lines expected, git {}; {first}",
+                    want.len(),
+                    lines.len()
+                );
+                self.reflog_divergence(step_end, detail);
+                return None;
+            }
+        }
+        if !self.check_reflog_positions(ours, step_end) || !self.check_refs_exists(step_end) {
+            return None;
+        }
+        Some(theirs)
+    }
+
+    fn reflog_divergence(&mut self, step: usize, detail: String) {
+        self.result.divergences.push(Divergence {
+            step,
+            check: Check::GitReflogs,
+            class: "reflog mismatch".into(),
+            detail,
+        });
+    }
+
     /// git's checks on the case's last state, where its last turn did not see it, and git's
     /// lookups of the names touched since: false when they diverge.
     pub(super) fn last_git_turn(&mut self, ours: &Snapshot) -> bool {
@@ -450,8 +562,13 @@ impl Executor<'_> {
         };
         let names = self.git_turns.take_pending();
         self.git_turn = true;
+        let git_stack = self.repo.path().join(".git/reftable");
+        let git_tables = tables_cached(&git_stack, &mut self.table_cache);
+        if !self.check_our_verify(&git_tables, fp) {
+            return false;
+        }
         if self.looked_up != Some(fp) || !names.is_empty() {
-            self.check_lookups(ours, &names, true);
+            self.check_lookups(ours, &names, true, &names);
             if self.diverged() {
                 return false;
             }
@@ -702,6 +819,16 @@ pub(super) fn listing_difference(view: &[String], expect: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::snapshot::SLog;
+
+    #[test]
+    fn changed_names_are_those_gone_new_or_with_another_value() {
+        let a = snap(&[("gone", "1"), ("same", "2"), ("moved", "3")]).refs;
+        let b = snap(&[("same", "2"), ("moved", "ref:same"), ("new", "4")]).refs;
+        let mut names = changed_names(&a, &b);
+        names.sort();
+        assert_eq!(names, ["gone", "moved", "new"]);
+        assert!(changed_names(&a, &a).is_empty());
+    }
 
     fn snap(refs: &[(&str, &str)]) -> Snapshot {
         let mut s = Snapshot::default();

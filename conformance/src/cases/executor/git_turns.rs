@@ -1,8 +1,9 @@
 //! Which steps get the checks that cost a git process: git's `for-each-ref` of its stack,
-//! git's lookups by name, and the same two in a linked worktree.
+//! git's lookups by name, and the same two in a linked worktree; and our verify of git's
+//! stack, which reads every table again.
 //!
-//! The checks without a git process (tables and stack files byte for byte, our reader on
-//! both stacks, the model, our lookups, the files-backend twin) run after every step. git's
+//! The other checks (tables and stack files byte for byte, our reader on both stacks, the
+//! model, our lookups, the files-backend twin) run after every step. git's
 //! view of its own stack reads the very bytes those checks compared, so it needs no step of
 //! its own: it runs on one change of the stack in [`GIT_EVERY`], at a phase fixed by the
 //! case's options (a replay and a minimization keep it), and on the case's last state
@@ -12,7 +13,7 @@
 use std::collections::BTreeSet;
 
 /// One change of git's stack in this many gets git's own checks.
-pub(crate) const GIT_EVERY: u64 = 2;
+pub(crate) const GIT_EVERY: u64 = 3;
 
 /// The turns of one case.
 #[derive(Debug, Default)]
@@ -66,22 +67,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_other_change_is_gits_and_names_wait_for_it() {
+    fn one_change_in_three_is_gits_and_names_wait_for_it() {
+        assert_eq!(GIT_EVERY, 3);
         let mut t = GitTurns::new(0);
         let a = |s: &str| vec![s.to_string()];
-        let turns: Vec<bool> = [(1, a("x")), (1, a("y")), (2, a("z")), (3, vec![])]
-            .into_iter()
+        let steps = [
+            (1, a("x")),
+            (1, a("y")),
+            (2, a("z")),
+            (3, vec![]),
+            (4, vec![]),
+        ];
+        let turns: Vec<bool> = (steps.into_iter())
             .map(|(fp, names)| t.step(fp, 0, &names))
             .collect();
-        // changes: 1 (odd), none, 2 (even: git's), 3 (odd).
-        assert_eq!(turns, [false, false, true, false]);
+        // changes: 1, none, 2, 3 (git's), 4.
+        assert_eq!(turns, [false, false, false, true, false]);
         assert_eq!(t.take_pending(), ["x", "y", "z"]);
         assert!(t.take_pending().is_empty());
-        assert_eq!(t.last(), Some(3));
+        assert_eq!(t.last(), Some(4));
         let mut other = GitTurns::new(1);
         assert!(other.step(7, 0, &[]));
         // A change of the worktree's stack alone is a change too; the main stack's is kept.
-        assert!(t.step(3, 9, &[]));
-        assert_eq!(t.last(), Some(3));
+        assert!(!t.step(4, 9, &[]));
+        assert!(t.step(4, 10, &[]));
+        assert_eq!(t.last(), Some(4));
     }
 }

@@ -7,6 +7,7 @@
 //! --stdin` `verify` commands, prepared and aborted), and compared with the listing.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use reftable::refname::is_valid_refname;
 use reftable::walk::for_each_record;
@@ -114,30 +115,53 @@ fn git_takes(name: &str) -> bool {
             && !matches!(name, "FETCH_HEAD" | "MERGE_HEAD"))
 }
 
+/// The valid block-edge names (at most [`SAMPLE`]) of those `tables` not in `seen`, which
+/// then holds the tables given (and no others): a table's edges are sampled once, when it is
+/// new, since an unchanged table answers the same keys the same way.
+fn fresh_edges(tables: &[Table], seen: &mut BTreeSet<PathBuf>) -> BTreeSet<String> {
+    let fresh: Vec<Table> = tables
+        .iter()
+        .filter(|t| !seen.contains(t.name()))
+        .cloned()
+        .collect();
+    *seen = tables.iter().map(|t| t.name().to_path_buf()).collect();
+    block_edges(&fresh)
+        .iter()
+        .filter(|n| is_valid_refname(n, true))
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .take(SAMPLE)
+        .collect()
+}
+
 impl Executor<'_> {
-    /// Look up the names `op` touched and the block-edge sample, by name, everywhere.
-    pub(crate) fn check_lookups(&mut self, ours: &Snapshot, op_names: &[String], git_too: bool) {
-        let mut names: BTreeSet<String> = op_names
+    /// Look up the names `op` touched and the edges of the tables new since the last
+    /// lookups, by name: ours on every step (and the reflogs of `log_names`), git's when
+    /// `git_too`.
+    pub(crate) fn check_lookups(
+        &mut self,
+        ours: &Snapshot,
+        op_names: &[String],
+        git_too: bool,
+        log_names: &[String],
+    ) {
+        let touched: BTreeSet<String> = op_names
             .iter()
             .filter(|n| is_valid_refname(n.as_bytes(), true))
             .cloned()
             .collect();
-        let edges = block_edges(self.db.stack().tables());
-        names.extend(
-            edges
-                .iter()
-                .filter(|n| is_valid_refname(n, true))
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .take(SAMPLE),
-        );
+        let tables = self.db.stack().tables();
+        let mut names = touched.clone();
+        names.extend(fresh_edges(tables, &mut self.edges_ours));
         self.count(Check::Lookups);
-        if let Some((class, detail)) = self.our_lookups(ours, &names, op_names) {
+        if let Some((class, detail)) = self.our_lookups(ours, &names, log_names) {
             self.diverge(Check::Lookups, class, detail);
             return;
         }
         if !git_too {
             return;
         }
+        let mut names = touched;
+        names.extend(fresh_edges(self.db.stack().tables(), &mut self.edges_git));
         let null = self.null.to_string();
         let symref_commands = self.env.profile.features.symref_commands;
         // git counts an update of HEAD's referent as one of HEAD too (for HEAD's reflog), so
@@ -175,13 +199,13 @@ impl Executor<'_> {
         }
     }
 
-    /// Our point lookups (on our stack and on git's) of `names`, and reflog seeks of the
-    /// names the operation touched, against the listing `ours`: the first disagreement.
+    /// Our point lookups (on our stack and on git's) of `names`, and reflog seeks of those
+    /// of `log_names`, against the listing `ours`: the first disagreement.
     fn our_lookups(
         &self,
         ours: &Snapshot,
         names: &BTreeSet<String>,
-        op_names: &[String],
+        log_names: &[String],
     ) -> Option<(&'static str, String)> {
         for name in names {
             let want = ours.refs.get(name);
@@ -201,7 +225,7 @@ impl Executor<'_> {
                     return Some(("lookup mismatch", detail));
                 }
             }
-            if op_names.contains(name) {
+            if log_names.contains(name) {
                 let want = ours.logs.get(name).cloned().unwrap_or_default();
                 let got: Result<Vec<SLog>, _> = self.db.reflog(name.as_bytes()).and_then(|it| {
                     it.filter_map(|l| match l {

@@ -75,6 +75,9 @@ pub struct Executor<'e> {
     pub(crate) looked_up: Option<u64>,
     /// Fingerprint of git's stack when our verify last checked it.
     pub(crate) verified: Option<u64>,
+    /// The tables whose block edges our lookups and git's (`lookups.rs`) have sampled.
+    pub(crate) edges_ours: std::collections::BTreeSet<PathBuf>,
+    pub(crate) edges_git: std::collections::BTreeSet<PathBuf>,
     /// The refs the current step names (looked up by name after it).
     pub(crate) touched: Vec<String>,
     /// Which steps get the checks that run git (see `git_turns.rs`).
@@ -85,10 +88,10 @@ pub struct Executor<'e> {
     pub(crate) turn_names: Vec<String>,
     /// Table bytes read so far.
     pub(crate) table_cache: crate::stack_files::TableCache,
-    /// A transaction was applied to the twin since it was last compared.
-    pub(crate) twin_changed: bool,
-    /// Fingerprint of our refs when the twin was last compared.
-    pub(crate) twin_checked: Option<u64>,
+    /// What our readers read when they last agreed with the model.
+    pub(crate) last_read: Option<checks::LastRead>,
+    /// Our refs (the names the twin lists) when the twin last agreed with them.
+    pub(crate) twin_agreed: Option<std::collections::BTreeMap<String, crate::snapshot::SValue>>,
     /// git's verdict on the last step's operation (none when the step ran nothing).
     pub(crate) last_git: Option<Result<(), verdict::Refused>>,
     /// The faults the model found in the last step's transaction, when it refused it.
@@ -161,13 +164,15 @@ impl<'e> Executor<'e> {
             viewed: None,
             looked_up: None,
             verified: None,
+            edges_ours: Default::default(),
+            edges_git: Default::default(),
             touched: Vec::new(),
             git_turns: Default::default(),
             git_turn: false,
             turn_names: Vec::new(),
             table_cache: Default::default(),
-            twin_changed: true,
-            twin_checked: None,
+            twin_agreed: None,
+            last_read: None,
             last_git: None,
             last_faults: None,
             result: CaseResult {

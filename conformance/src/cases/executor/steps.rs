@@ -174,7 +174,6 @@ impl Executor<'_> {
             let follow_head = refs_rename.is_none();
             let m = &mut self.model;
             m.move_branch(&oldref, &newref, *copy, follow_head, &message, time);
-            self.twin_changed = true;
             if let Some((_, twin)) = &self.twin {
                 if let Err(e) = twin.move_branch(&oldref, &newref, *copy, follow_head) {
                     self.retire_twin(e);
@@ -338,7 +337,6 @@ impl Executor<'_> {
     /// Apply a transaction git applied to the twin, retiring the twin when the files
     /// backend cannot hold the result.
     pub(super) fn twin_apply(&mut self, updates: &[Update], message: &str) {
-        self.twin_changed = true;
         if let Some((_, twin)) = &self.twin {
             if let Err(e) = twin.apply(updates, message) {
                 // The files backend cannot hold every state a reftable stack

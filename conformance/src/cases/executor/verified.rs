@@ -1,5 +1,5 @@
-//! Our verify (`reftable::fsck`, what `reftable verify` runs) on git's stack after every step
-//! that changed it: a stack git wrote is sound, so any finding is a false report of ours (or
+//! Our verify (`reftable::fsck`, what `reftable verify` runs) on git's stack on git's turns
+//! (`git_turns.rs`: one change in three, and a case's last state): a stack git wrote is sound, so any finding is a false report of ours (or
 //! a git defect to register). Each stack checked is labelled with its update-index layout
 //! (one table or several, a table spanning several update indexes, a gap between tables), so
 //! that the variant table shows which layouts reached the check.
