@@ -3,13 +3,12 @@
 //! with `start` / `prepare` / `commit` acknowledgements.
 
 use reftable::TzOffset;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use reftable_testkit::process::{kill_pid, output_with_deadline, with_deadline_killing};
+use reftable_testkit::process::{kill_pid, output_with_deadline, with_deadline_killing, Deadline};
 pub use reftable_testkit::process::{run_in_group, run_in_group_capturing, Exit, Group};
 
 /// Base committer time of a case (git's `test_tick` start); steps add 60 s each.
@@ -277,61 +276,20 @@ fn absolute_bin(bin: &Path) -> PathBuf {
     std::path::absolute(bin).unwrap_or_else(|_| bin.to_path_buf())
 }
 
-fn read_lines<R: Read + Send + 'static>(r: R) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(r);
-        loop {
-            let mut line = String::new();
-            match r.read_line(&mut line) {
-                Ok(n) if n > 0 => {
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-                _ => break,
-            }
-        }
-    });
-    rx
-}
-
-fn read_all<R: Read + Send + 'static>(mut r: R) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = r.read_to_end(&mut buf);
-        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
-    });
-    rx
-}
-
-/// Run `work` (which ends when the child exits or closes its output), then reap `child`;
-/// a watchdog thread kills the child if that takes longer than `timeout` (blocking waits with
-/// a deadline, no polling).
-fn with_deadline<T>(
-    child: &mut Child,
-    timeout: Duration,
-    work: impl FnOnce(&mut Child) -> T,
-) -> (Exit, T) {
-    with_deadline_killing(child, timeout, kill_pid, work)
-}
-
 /// Wait for `child` to exit, killing it after `timeout`.
 fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
-    with_deadline(child, timeout, |_| ()).0
+    with_deadline_killing(child, timeout, kill_pid, |_| ()).0
 }
 
 /// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
 /// `start`, `prepare` and `commit`. git exits when a transaction fails; the caller starts a
-/// new one then.
+/// new one then. No thread of ours serves it: acknowledgements are read under a deadline of
+/// the shared watchdog, and git's standard error goes to a file read when it fails.
 pub struct UpdateRef {
     child: Child,
     stdin: Option<ChildStdin>,
-    /// Lines of git's standard output, read by a thread of their own (so acks can wait
-    /// with a deadline).
-    stdout: mpsc::Receiver<String>,
-    stderr: mpsc::Receiver<String>,
+    stdout: BufReader<ChildStdout>,
+    stderr: std::fs::File,
     timeout: Duration,
 }
 
@@ -363,15 +321,15 @@ impl UpdateRef {
         if create_reflog {
             c.arg("--create-reflog");
         }
+        let stderr = tempfile::tempfile()?;
         let mut child = c
             .arg("--stdin")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr.try_clone()?)
             .spawn()?;
         let stdin = child.stdin.take();
-        let stdout = read_lines(child.stdout.take().expect("piped"));
-        let stderr = read_all(child.stderr.take().expect("piped"));
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
         Ok(UpdateRef {
             child,
             stdin,
@@ -388,13 +346,11 @@ impl UpdateRef {
         }
     }
 
-    /// Wait for `<verb>: ok`. `Err(true)` when git did not answer in time.
-    fn ack(&mut self, verb: &str) -> Result<(), bool> {
-        match self.stdout.recv_timeout(self.timeout) {
-            Ok(line) if line.trim_end() == format!("{verb}: ok") => Ok(()),
-            Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => Err(false),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(true),
-        }
+    /// Whether git's next line is `<verb>: ok`.
+    fn ack(&mut self, verb: &str) -> bool {
+        let mut line = String::new();
+        matches!(self.stdout.read_line(&mut line), Ok(n) if n > 0)
+            && line.trim_end().strip_suffix(": ok") == Some(verb)
     }
 
     /// Run one transaction made of `lines` (update-ref commands). The whole transaction is
@@ -412,28 +368,22 @@ impl UpdateRef {
 
     fn run(&mut self, lines: &str, end: &str) -> TxnResult {
         let text = format!("start\n{lines}prepare\n{end}\n");
+        let deadline = Deadline::arm(self.child.id(), self.timeout, kill_pid);
         let sent = self.send(&text);
-        let acked = ["start", "prepare", end]
-            .iter()
-            .try_for_each(|verb| self.ack(verb));
-        if sent && acked.is_ok() {
+        let acked = ["start", "prepare", end].iter().all(|verb| self.ack(verb));
+        let timed_out = deadline.end();
+        if sent && acked && !timed_out {
             return TxnResult::Committed;
         }
         self.stdin = None;
-        if acked == Err(true) {
-            kill_pid(self.child.id());
-        }
-        let exit = wait_timeout(&mut self.child, self.timeout);
-        let exit = if acked == Err(true) {
-            Exit::Timeout
-        } else {
-            exit
+        let exit = match wait_timeout(&mut self.child, self.timeout) {
+            _ if timed_out => Exit::Timeout,
+            exit => exit,
         };
-        let err = self
-            .stderr
-            .recv_timeout(Duration::from_secs(5))
-            .unwrap_or_default();
-        TxnResult::Failed(exit, err)
+        let mut err = Vec::new();
+        let _ = (self.stderr.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| self.stderr.read_to_end(&mut err));
+        TxnResult::Failed(exit, String::from_utf8_lossy(&err).into_owned())
     }
 
     /// Close stdin and wait for git to exit.
