@@ -119,6 +119,8 @@ impl Executor<'_> {
         let started = self.spent("step: tables byte for byte", started);
         let fp = fingerprint(&theirs_tables);
         let worktree_fp = self.worktree_fingerprint();
+        let touched = std::mem::take(&mut self.touched);
+        self.git_turn = self.git_turns.step(fp, worktree_fp, &touched);
         let key = (fp, worktree_fp, Snapshot::of_model(&self.model));
         let (read, before) = match self.last_read.take() {
             // The same stack bytes, the same stack in our database's memory and the same
@@ -133,7 +135,7 @@ impl Executor<'_> {
             },
         };
         let started = self.spent("step: our readers and the model", started);
-        self.check_after_read(&read, before, &theirs_tables, started);
+        self.check_after_read(&read, before, touched, &theirs_tables, started);
         if !self.diverged() {
             self.last_read = Some(read);
         }
@@ -153,17 +155,17 @@ impl Executor<'_> {
     }
 
     /// The checks after our readers' (`read`, what they read; `before`, what they read
-    /// last when they read again this step, `None` when nothing changed).
+    /// last when they read again this step, `None` when nothing changed; `touched`, the
+    /// names the step named).
     fn check_after_read(
         &mut self,
         read: &LastRead,
         before: Option<Option<LastRead>>,
+        touched: Vec<String>,
         theirs_tables: &Tables,
         started: Instant,
     ) {
-        let (fp, worktree_fp, ours) = (read.key.0, read.key.1, &read.ours);
-        let touched = std::mem::take(&mut self.touched);
-        self.git_turn = self.git_turns.step(fp, worktree_fp, &touched);
+        let (fp, ours) = (read.key.0, &read.ours);
         let git_too = self.git_turn && self.looked_up != Some(fp);
         if self.git_turn && !self.check_our_verify(theirs_tables, fp) {
             return;
@@ -248,8 +250,8 @@ impl Executor<'_> {
                 .all(|(t, (name, _))| stem(t) == Some(name.as_str()))
     }
 
-    /// Our reader on our stack and on git's (reloaded): both read, and read the same;
-    /// what we read when they do.
+    /// Our reader on our stack, and on git's (reloaded) on git's turns: both read, and
+    /// read the same; what we read when they do.
     fn check_readers(&mut self) -> Option<Snapshot> {
         let ours = match Snapshot::of_refdb(&self.db) {
             Ok(s) => s,
@@ -262,16 +264,29 @@ impl Executor<'_> {
                 return None;
             }
         };
+        // The lookups read git's stack through it after every change.
+        if let Err(e) = self.git_db.reload() {
+            let detail = format!("git's stack: {e:#}");
+            self.diverge(Check::OursReadsGit, "read error", detail);
+            return None;
+        }
+        (!self.git_turn || self.check_ours_reads_git(&ours)).then_some(ours)
+    }
+
+    /// Our reader on git's stack, reloaded, against what it read on ours (`ours`): false
+    /// when they differ. The bytes are the same (compared first), so this checks our
+    /// reload of a stack another process changed; it takes git's turns, as our verify does.
+    fn check_ours_reads_git(&mut self, ours: &Snapshot) -> bool {
         self.count(Check::OursReadsGit);
         let theirs = self
             .git_db
             .reload()
             .and_then(|()| Snapshot::of_refdb(&self.git_db));
         match theirs {
-            Ok(theirs) if theirs != ours => {
+            Ok(theirs) if theirs != *ours => {
                 let d = ours.diff(&theirs, 10).join("\n");
                 self.diverge(Check::OursReadsGit, "value mismatch", d);
-                return None;
+                false
             }
             Err(e) => {
                 self.diverge(
@@ -279,11 +294,10 @@ impl Executor<'_> {
                     "read error",
                     format!("git's stack: {e:#}"),
                 );
-                return None;
+                false
             }
-            _ => {}
+            _ => true,
         }
-        Some(ours)
     }
 
     /// The files-backend twin's refs against ours (without peeled ids); false
@@ -564,7 +578,7 @@ impl Executor<'_> {
         self.git_turn = true;
         let git_stack = self.repo.path().join(".git/reftable");
         let git_tables = tables_cached(&git_stack, &mut self.table_cache);
-        if !self.check_our_verify(&git_tables, fp) {
+        if !self.check_our_verify(&git_tables, fp) || !self.check_ours_reads_git(ours) {
             return false;
         }
         if self.looked_up != Some(fp) || !names.is_empty() {
@@ -625,13 +639,9 @@ impl Executor<'_> {
         ("bare without logAllRefUpdates", 3, Self::check_bare_logs),
     ];
 
-    /// Which turn of the rotating probes a case takes: a hash (FNV-1a) of its options, which
-    /// replaying and minimizing a case keep, so a probe's finding shows again in both.
+    /// Which turn of the rotating probes a case takes (see [`super::slot_of`]).
     pub(super) fn rotation_slot(&self) -> u64 {
-        let text = serde_json::to_string(&self.opts).unwrap_or_default();
-        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
+        super::slot_of(&self.opts)
     }
 
     /// A scratch copy of git's repository (its `.git`), for the end-of-case probes that

@@ -1,9 +1,10 @@
 //! Which steps get the checks that cost a git process: git's `for-each-ref` of its stack,
-//! git's lookups by name, and the same two in a linked worktree; and our verify of git's
-//! stack, which reads every table again.
+//! git's lookups by name, and the same two in a linked worktree; and the checks that read
+//! git's whole stack again with our code: our verify, and our reader on it after a reload.
 //!
-//! The other checks (tables and stack files byte for byte, our reader on both stacks, the
-//! model, our lookups, the files-backend twin) run after every step. git's
+//! The other checks (tables and stack files byte for byte, our reader on our stack, the
+//! model, our lookups, the files-backend twin) run after every step that changed
+//! something. git's
 //! view of its own stack reads the very bytes those checks compared, so it needs no step of
 //! its own: it runs on one change of the stack in [`GIT_EVERY`], at a phase fixed by the
 //! case's options (a replay and a minimization keep it), and on the case's last state
