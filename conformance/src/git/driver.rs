@@ -281,17 +281,91 @@ fn wait_timeout(child: &mut Child, timeout: Duration) -> Exit {
     with_deadline_killing(child, timeout, kill_pid, |_| ()).0
 }
 
-/// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
-/// `start`, `prepare` and `commit`. git exits when a transaction fails; the caller starts a
-/// new one then. No thread of ours serves it: acknowledgements are read under a deadline of
-/// the shared watchdog, and git's standard error goes to a file read when it fails.
-pub struct UpdateRef {
+/// A git that reads commands on its standard input and answers a line at a time, served by
+/// no thread of ours: answers are read under a deadline of the shared watchdog, and git's
+/// standard error goes to an anonymous file, read when it fails.
+struct Coprocess {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: std::fs::File,
     timeout: Duration,
 }
+
+impl Coprocess {
+    /// Start `c` (a git command line, its arguments given).
+    fn spawn(c: &mut Command, timeout: Duration) -> std::io::Result<Coprocess> {
+        let stderr = tempfile::tempfile()?;
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr.try_clone()?)
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        Ok(Coprocess {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            timeout,
+        })
+    }
+
+    /// Send `text`, then read `n` lines (fewer when git stops answering), under the
+    /// deadline: the lines, and whether the deadline killed git.
+    fn exchange(&mut self, text: &str, n: usize) -> (Vec<String>, bool) {
+        let deadline = Deadline::arm(self.child.id(), self.timeout, kill_pid);
+        let sent = match self.stdin.as_mut() {
+            Some(s) => s.write_all(text.as_bytes()).and_then(|_| s.flush()).is_ok(),
+            None => false,
+        };
+        let mut lines = Vec::with_capacity(n);
+        while sent && lines.len() < n {
+            let mut line = String::new();
+            match self.stdout.read_line(&mut line) {
+                Ok(k) if k > 0 => lines.push(line.trim_end_matches('\n').to_string()),
+                _ => break,
+            }
+        }
+        (lines, deadline.end())
+    }
+
+    /// After an exchange that failed: git's exit (a timeout when the deadline killed it)
+    /// and everything it wrote to its standard error.
+    fn failed(&mut self, timed_out: bool) -> (Exit, String) {
+        self.stdin = None;
+        let exit = match wait_timeout(&mut self.child, self.timeout) {
+            _ if timed_out => Exit::Timeout,
+            exit => exit,
+        };
+        let mut err = Vec::new();
+        let _ = (self.stderr.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| self.stderr.read_to_end(&mut err));
+        (exit, String::from_utf8_lossy(&err).into_owned())
+    }
+
+    /// Close its input and wait for it to exit.
+    fn finish(mut self) -> Exit {
+        self.stdin = None;
+        wait_timeout(&mut self.child, self.timeout)
+    }
+}
+
+impl Drop for Coprocess {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A running `git update-ref --stdin` that takes one transaction at a time and acknowledges
+/// `start`, `prepare` and `commit`. git exits when a transaction fails; the caller starts a
+/// new one then.
+pub struct UpdateRef(Coprocess);
 
 /// The result of one transaction through [`UpdateRef`].
 #[derive(Clone, Debug)]
@@ -321,36 +395,8 @@ impl UpdateRef {
         if create_reflog {
             c.arg("--create-reflog");
         }
-        let stderr = tempfile::tempfile()?;
-        let mut child = c
-            .arg("--stdin")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr.try_clone()?)
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        Ok(UpdateRef {
-            child,
-            stdin,
-            stdout,
-            stderr,
-            timeout: git.timeout,
-        })
-    }
-
-    fn send(&mut self, text: &str) -> bool {
-        match self.stdin.as_mut() {
-            Some(s) => s.write_all(text.as_bytes()).and_then(|_| s.flush()).is_ok(),
-            None => false,
-        }
-    }
-
-    /// Whether git's next line is `<verb>: ok`.
-    fn ack(&mut self, verb: &str) -> bool {
-        let mut line = String::new();
-        matches!(self.stdout.read_line(&mut line), Ok(n) if n > 0)
-            && line.trim_end().strip_suffix(": ok") == Some(verb)
+        c.arg("--stdin");
+        Ok(UpdateRef(Coprocess::spawn(&mut c, git.timeout)?))
     }
 
     /// Run one transaction made of `lines` (update-ref commands). The whole transaction is
@@ -367,39 +413,46 @@ impl UpdateRef {
     }
 
     fn run(&mut self, lines: &str, end: &str) -> TxnResult {
+        let verbs = ["start", "prepare", end];
         let text = format!("start\n{lines}prepare\n{end}\n");
-        let deadline = Deadline::arm(self.child.id(), self.timeout, kill_pid);
-        let sent = self.send(&text);
-        let acked = ["start", "prepare", end].iter().all(|verb| self.ack(verb));
-        let timed_out = deadline.end();
-        if sent && acked && !timed_out {
+        let (acks, timed_out) = self.0.exchange(&text, verbs.len());
+        let acked = acks.len() == verbs.len()
+            && (acks.iter().zip(verbs)).all(|(a, v)| a.strip_suffix(": ok") == Some(v));
+        if acked && !timed_out {
             return TxnResult::Committed;
         }
-        self.stdin = None;
-        let exit = match wait_timeout(&mut self.child, self.timeout) {
-            _ if timed_out => Exit::Timeout,
-            exit => exit,
-        };
-        let mut err = Vec::new();
-        let _ = (self.stderr.seek(std::io::SeekFrom::Start(0)))
-            .and_then(|_| self.stderr.read_to_end(&mut err));
-        TxnResult::Failed(exit, String::from_utf8_lossy(&err).into_owned())
+        let (exit, err) = self.0.failed(timed_out);
+        TxnResult::Failed(exit, err)
     }
 
     /// Close stdin and wait for git to exit.
-    pub fn finish(mut self) -> Exit {
-        self.stdin = None;
-        wait_timeout(&mut self.child, self.timeout)
+    pub fn finish(self) -> Exit {
+        self.0.finish()
     }
 }
 
-impl Drop for UpdateRef {
-    fn drop(&mut self) {
-        self.stdin = None;
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+/// A running `git cat-file --batch-check=%(objectname)`: names in, a line each out (the id,
+/// or `<name> missing`). git reloads a reftable stack on every lookup by name, so one
+/// process serves a case's lookups from start to end.
+pub struct CatFile(Coprocess);
+
+impl CatFile {
+    /// Start it in `dir`.
+    pub fn spawn(git: &Git, dir: &Path, tick: u64) -> std::io::Result<CatFile> {
+        let mut c = git.command(dir, tick);
+        c.args(["cat-file", "--batch-check=%(objectname)"]);
+        Ok(CatFile(Coprocess::spawn(&mut c, git.timeout)?))
+    }
+
+    /// git's line for each of `names`, or how it failed (its exit and error output; it is
+    /// of no use after that).
+    pub fn lookup(&mut self, names: &[String]) -> Result<Vec<String>, (Exit, String)> {
+        let text: String = names.iter().map(|n| format!("{n}\n")).collect();
+        let (lines, timed_out) = self.0.exchange(&text, names.len());
+        if lines.len() == names.len() && !timed_out {
+            return Ok(lines);
         }
+        Err(self.0.failed(timed_out))
     }
 }
 

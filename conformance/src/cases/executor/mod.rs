@@ -79,6 +79,8 @@ pub struct Executor<'e> {
     /// The running `update-ref --stdin`s and the (message, flag) pairs that set the
     /// committer clock.
     update_refs: UpdateRefs,
+    /// The running `cat-file --batch-check`s, by directory (`worktree.rs`).
+    pub(crate) cat_files: Vec<(PathBuf, crate::git::driver::CatFile)>,
     pub(crate) tick: u64,
     pub(crate) txns: u64,
     pub(crate) model_trial: Option<Model>,
@@ -173,6 +175,7 @@ impl<'e> Executor<'e> {
             interleave_repo,
             worktree,
             update_refs: UpdateRefs::default(),
+            cat_files: Vec::new(),
             tick: 0,
             txns: 0,
             model_trial: None,

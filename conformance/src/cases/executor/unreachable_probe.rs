@@ -12,6 +12,7 @@ use reftable::ObjectId;
 use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
 use crate::cases::unreachable::Reach;
+use crate::git::driver::{TxnResult, UpdateRef};
 
 /// The ref the probe writes.
 const PROBE_REF: &str = "refs/gate-probe/expire";
@@ -23,18 +24,18 @@ impl Executor<'_> {
         let c = &pool.commits;
         let values = [c[c.len() - 1], c[0], c[1], pool.tree, c[2]];
         let scratch = self.copy_of_git_repo()?;
+        // One update-ref process, a transaction (a reflog entry) per value.
+        let git = &self.env.git;
+        let mut update_ref = UpdateRef::spawn_with(git, scratch.path(), self.tick, "", true, false)
+            .map_err(|e| format!("cannot start update-ref: {e}"))?;
         for v in values {
-            let args = ["update-ref", "--create-reflog", PROBE_REF, &v.to_string()];
-            let out = self.env.git.run(scratch.path(), &args, "", self.tick);
-            if !out.exit.success() {
-                return Err(format!(
-                    "update-ref --create-reflog {PROBE_REF} {v}: {:?}, {:?}",
-                    out.exit,
-                    out.stderr.trim()
-                )
-                .into());
+            let line = format!("update {PROBE_REF} {v}\n");
+            if let TxnResult::Failed(exit, err) = update_ref.transaction(&line) {
+                let e = format!("update-ref --create-reflog {PROBE_REF} {v}: {exit:?}, {err:?}");
+                return Err(e.into());
             }
         }
+        update_ref.finish();
         let args = [
             "reflog",
             "expire",
