@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 /// One change of git's stack in this many gets git's own checks.
-pub(crate) const GIT_EVERY: u64 = 3;
+pub(crate) const GIT_EVERY: u64 = 4;
 
 /// The turns of one case.
 #[derive(Debug, Default)]
@@ -68,8 +68,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_change_in_three_is_gits_and_names_wait_for_it() {
-        assert_eq!(GIT_EVERY, 3);
+    fn one_change_in_four_is_gits_and_names_wait_for_it() {
+        assert_eq!(GIT_EVERY, 4);
         let mut t = GitTurns::new(0);
         let a = |s: &str| vec![s.to_string()];
         let steps = [
@@ -82,16 +82,17 @@ mod tests {
         let turns: Vec<bool> = (steps.into_iter())
             .map(|(fp, names)| t.step(fp, 0, &names))
             .collect();
-        // changes: 1, none, 2, 3 (git's), 4.
-        assert_eq!(turns, [false, false, false, true, false]);
+        // changes: 1, none, 2, 3, 4 (git's).
+        assert_eq!(turns, [false, false, false, false, true]);
         assert_eq!(t.take_pending(), ["x", "y", "z"]);
         assert!(t.take_pending().is_empty());
         assert_eq!(t.last(), Some(4));
         let mut other = GitTurns::new(1);
         assert!(other.step(7, 0, &[]));
         // A change of the worktree's stack alone is a change too; the main stack's is kept.
-        assert!(!t.step(4, 9, &[]));
-        assert!(t.step(4, 10, &[]));
+        for (worktree, turn) in [(9, false), (10, false), (11, false), (12, true)] {
+            assert_eq!(t.step(4, worktree, &[]), turn);
+        }
         assert_eq!(t.last(), Some(4));
     }
 }
