@@ -14,6 +14,7 @@ use reftable::ObjectId;
 
 use crate::finding::divergence::{Check, Divergence};
 
+use crate::cases::executor::last_read::LastRead;
 use crate::cases::executor::Executor;
 use crate::cases::outcome::Cost;
 
@@ -65,13 +66,6 @@ fn block_at(bytes: &[u8], at: usize) -> String {
         }
     }
     "footer".into()
-}
-
-/// What our readers read (`ours`) when they last agreed with the model, under `key`: the
-/// fingerprints of git's stack and the worktree's, and the model's state.
-pub(crate) struct LastRead {
-    key: (u64, u64, Snapshot),
-    ours: Snapshot,
 }
 
 /// The names whose value differs between `a` and `b` (in one and not the other, or with

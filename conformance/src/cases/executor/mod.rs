@@ -13,6 +13,7 @@ mod coprocs;
 mod expiry;
 mod filtered;
 mod git_turns;
+mod last_read;
 pub(crate) use git_turns::GIT_EVERY;
 mod lookups;
 mod obj_heavy;
@@ -104,7 +105,7 @@ pub struct Executor<'e> {
     /// Table bytes read so far.
     pub(crate) table_cache: crate::stack_files::TableCache,
     /// What our readers read when they last agreed with the model.
-    pub(crate) last_read: Option<checks::LastRead>,
+    pub(crate) last_read: Option<last_read::LastRead>,
     /// Our refs (the names the twin lists) when the twin last agreed with them.
     pub(crate) twin_agreed: Option<std::collections::BTreeMap<String, crate::snapshot::SValue>>,
     /// git's verdict on the last step's operation (none when the step ran nothing).
