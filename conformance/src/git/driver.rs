@@ -1,6 +1,7 @@
 //! Driving real git: an isolated environment, a version and capability probe, every
-//! subprocess under a timeout, and an `update-ref --stdin` coprocess that runs transactions
-//! with `start` / `prepare` / `commit` acknowledgements.
+//! subprocess under a timeout, and coprocesses that answer a line at a time: `update-ref
+//! --stdin`, which runs transactions with `start` / `prepare` / `commit` acknowledgements,
+//! and `cat-file --batch-check`.
 
 use reftable::TzOffset;
 use std::io::{BufRead, BufReader, Read, Seek, Write};

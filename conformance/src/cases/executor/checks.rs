@@ -261,13 +261,16 @@ impl Executor<'_> {
                 return None;
             }
         };
-        // The lookups read git's stack through it after every change.
+        if self.git_turn {
+            return self.check_ours_reads_git(&ours).then_some(ours);
+        }
+        // Off git's turns it is only reloaded: the lookups read git's stack through it.
         if let Err(e) = self.git_db.reload() {
             let detail = format!("git's stack: {e:#}");
             self.diverge(Check::OursReadsGit, "read error", detail);
             return None;
         }
-        (!self.git_turn || self.check_ours_reads_git(&ours)).then_some(ours)
+        Some(ours)
     }
 
     /// Our reader on git's stack, reloaded, against what it read on ours (`ours`): false
@@ -573,10 +576,14 @@ impl Executor<'_> {
         };
         let names = self.git_turns.take_pending();
         self.git_turn = true;
-        let git_stack = self.repo.path().join(".git/reftable");
-        let git_tables = tables_cached(&git_stack, &mut self.table_cache);
-        if !self.check_our_verify(&git_tables, fp) || !self.check_ours_reads_git(ours) {
-            return false;
+        // Our verify and our full read of git's stack go together on git's turns: where the
+        // last turn made them on this very stack, they hold.
+        if self.verified != Some(fp) {
+            let git_stack = self.repo.path().join(".git/reftable");
+            let git_tables = tables_cached(&git_stack, &mut self.table_cache);
+            if !self.check_our_verify(&git_tables, fp) || !self.check_ours_reads_git(ours) {
+                return false;
+            }
         }
         if self.looked_up != Some(fp) || !names.is_empty() {
             self.check_lookups(ours, &names, true, &names);

@@ -1,9 +1,12 @@
-//! The `update-ref --stdin` processes a case keeps running, and the committer clock that
-//! lets one of them serve every transaction with its message: update-ref takes its `-m`
-//! message (and `--create-reflog`) once, at start, so there is one process per repository
-//! and (message, flag) pair, each running at the tick of its pair.
+//! The git processes a case keeps running: its `update-ref --stdin`s, and the committer
+//! clock that lets one of them serve every transaction with its message (update-ref takes
+//! its `-m` message and `--create-reflog` once, at start, so there is one process per
+//! repository and (message, flag) pair, each running at the tick of its pair); and a
+//! `cat-file --batch-check` per directory for lookups by name.
 
-use crate::git::driver::{Exit, TxnResult, UpdateRef};
+use std::path::{Path, PathBuf};
+
+use crate::git::driver::{CatFile, Exit, Git, TxnResult, UpdateRef};
 
 /// The `-m` message and `--create-reflog` flag an `update-ref --stdin` runs with.
 type TxnKey = (String, bool);
@@ -66,5 +69,36 @@ impl UpdateRefs {
             self.running.swap_remove(at);
         }
         r
+    }
+}
+
+/// The running `cat-file --batch-check`s of a case, by directory.
+#[derive(Default)]
+pub(crate) struct CatFiles(Vec<(PathBuf, CatFile)>);
+
+impl CatFiles {
+    /// git's line for each of `names` in `dir`, through the process there (started at
+    /// `tick` on first use, dropped when it fails).
+    pub(crate) fn lookup(
+        &mut self,
+        git: &Git,
+        dir: &Path,
+        tick: u64,
+        names: &[String],
+    ) -> Result<Vec<String>, (Exit, String)> {
+        let at = match self.0.iter().position(|(d, _)| d == dir) {
+            Some(at) => at,
+            None => {
+                let c = CatFile::spawn(git, dir, tick)
+                    .map_err(|e| (Exit::Code(-1), format!("cannot start cat-file: {e}")))?;
+                self.0.push((dir.to_path_buf(), c));
+                self.0.len() - 1
+            }
+        };
+        let got = self.0[at].1.lookup(names);
+        if got.is_err() {
+            self.0.swap_remove(at);
+        }
+        got
     }
 }

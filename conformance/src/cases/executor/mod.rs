@@ -1,7 +1,7 @@
 //! A case being run: git's repository, our stack, the model and the twin, one operation
 //! at a time (`step`). The operations are in `steps.rs`, the checks after each step in
-//! `checks.rs`, `lookups.rs` and `expiry.rs`, the `update-ref --stdin` processes in
-//! `coprocs.rs`.
+//! `checks.rs`, `lookups.rs` and `expiry.rs`, the git processes a case keeps running
+//! (`update-ref --stdin`, `cat-file --batch-check`) in `coprocs.rs`.
 
 mod bare_logs;
 mod batch;
@@ -29,7 +29,7 @@ mod verified;
 mod worktree;
 mod wt_setup;
 
-use coprocs::{UpdateRefs, VERIFIER, WORKTREE};
+use coprocs::{CatFiles, UpdateRefs, VERIFIER, WORKTREE};
 
 use std::path::{Path, PathBuf};
 
@@ -80,8 +80,8 @@ pub struct Executor<'e> {
     /// The running `update-ref --stdin`s and the (message, flag) pairs that set the
     /// committer clock.
     update_refs: UpdateRefs,
-    /// The running `cat-file --batch-check`s, by directory (`worktree.rs`).
-    pub(crate) cat_files: Vec<(PathBuf, crate::git::driver::CatFile)>,
+    /// The running `cat-file --batch-check`s, by directory (`worktree.rs` looks up with them).
+    pub(crate) cat_files: CatFiles,
     pub(crate) tick: u64,
     pub(crate) txns: u64,
     pub(crate) model_trial: Option<Model>,
@@ -176,7 +176,7 @@ impl<'e> Executor<'e> {
             interleave_repo,
             worktree,
             update_refs: UpdateRefs::default(),
-            cat_files: Vec::new(),
+            cat_files: CatFiles::default(),
             tick: 0,
             txns: 0,
             model_trial: None,

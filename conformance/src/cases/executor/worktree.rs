@@ -14,7 +14,6 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::path::Path;
 
 use reftable::refdb::WorktreeRefs;
 use reftable::{ObjectId, RefValue};
@@ -26,7 +25,6 @@ use crate::cases::executor::wt_setup::WORKTREE_ID;
 use crate::cases::executor::Executor;
 use crate::cases::ours;
 use crate::finding::divergence::{Check, Divergence};
-use crate::git::driver::{CatFile, Exit};
 use crate::model::{MEntry, MValue};
 use crate::ops::Update;
 use crate::setup::pool::PoolObjects;
@@ -310,25 +308,6 @@ impl Executor<'_> {
         self.lookups_in(&main, "the main worktree", &names, true)
     }
 
-    /// git's `cat-file --batch-check` lines for `names` in `dir`, through the case's process
-    /// there (started on first use, dropped when it fails).
-    fn cat_file(&mut self, dir: &Path, names: &[String]) -> Result<Vec<String>, (Exit, String)> {
-        let at = match self.cat_files.iter().position(|(d, _)| d == dir) {
-            Some(at) => at,
-            None => {
-                let c = CatFile::spawn(&self.env.git, dir, self.tick)
-                    .map_err(|e| (Exit::Code(-1), format!("cannot start cat-file: {e}")))?;
-                self.cat_files.push((dir.to_path_buf(), c));
-                self.cat_files.len() - 1
-            }
-        };
-        let got = self.cat_files[at].1.lookup(names);
-        if got.is_err() {
-            self.cat_files.swap_remove(at);
-        }
-        got
-    }
-
     /// `names` looked up by git's `cat-file --batch-check` in `dir` (`place`) against our
     /// worktree's store (when `direct_only`, the names whose record is no symref, against
     /// the record); false (a divergence) when they differ.
@@ -339,7 +318,7 @@ impl Executor<'_> {
         names: &[String],
         direct_only: bool,
     ) -> bool {
-        let lines = match self.cat_file(dir, names) {
+        let lines = match (self.cat_files).lookup(&self.env.git, dir, self.tick, names) {
             Ok(lines) => lines,
             Err((exit, err)) => {
                 let e = format!("cat-file in {place}: {exit:?}: {}", err.trim());
