@@ -1,12 +1,14 @@
 //! The reference-transaction hook, at the end of a case, on a copy of git's repository:
-//! three `update-ref --stdin` transactions of refs outside every generated name, each
+//! three `update-ref --stdin` transactions of refs outside every generated name (the first
+//! two in one process, in `start`/`prepare`/`commit` mode), each
 //! update with its old value given, so that what the hook must read is fixed by the
 //! transaction alone: per state (`preparing` from 2.54 on, `prepared`, then `committed`
 //! or `aborted`) one line `<old> <new> <name>` per update, the null id for a ref that did
 //! not or will not exist.
 //! The third is refused by the hook in its `prepared` state: git must then die, call the
 //! hook once more as `aborted` with the same lines, and leave the refs as they were.
-//! Lines are compared per state as sets (the order of updates is git's to choose).
+//! Lines are compared per state as sets (the order of updates is git's to choose). The refs
+//! left are read back by our reader.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -25,11 +27,11 @@ const REFS: [&str; 3] = [
     "refs/gate-probe/hook-c",
 ];
 
-/// The hook: appends its state and input to `log`; refuses `prepared` while `reject`
-/// exists.
+/// The hook: appends its state and input to `log` (with the shell's builtins alone: no
+/// process of its own); refuses `prepared` while `reject` exists.
 fn hook_script(log: &Path, reject: &Path) -> String {
     format!(
-        "#!/bin/sh\n{{ echo \"state $1\"; cat; }} >> '{}'\n\
+        "#!/bin/sh\n{{ echo \"state $1\"; while IFS= read -r l; do echo \"$l\"; done; }} >> '{}'\n\
          if test \"$1\" = prepared && test -e '{}'; then exit 1; fi\nexit 0\n",
         log.display(),
         reject.display()
@@ -44,6 +46,11 @@ struct Transaction {
 }
 
 impl Transaction {
+    /// The input of this transaction in `update-ref --stdin`'s transaction mode, committed.
+    fn committed(&self) -> String {
+        format!("start\n{}prepare\ncommit\n", self.input)
+    }
+
     fn new(updates: &[(&str, &str, &'static str)], null: &str) -> Transaction {
         let mut input = String::new();
         let mut lines = Vec::new();
@@ -109,23 +116,21 @@ impl Executor<'_> {
         let change = Transaction::new(&[(a, b, ra), (b, z, rb), (c, a, rc)], z);
         let refused = Transaction::new(&[(b, c, ra)], z);
         let hooks_path = format!("core.hooksPath={}", hooks.display());
-        let run = |t: &Transaction| {
+        let run = |input: &str| {
             let args = ["-c", &hooks_path, "update-ref", "--stdin"];
-            self.env.git.run(dir, &args, &t.input, self.tick)
+            self.env.git.run(dir, &args, input, self.tick)
         };
-        for t in [&create, &change] {
-            let out = run(t);
-            if !out.exit.success() {
-                return Err(format!(
-                    "update-ref --stdin with a reference-transaction hook: {:?}, {:?}",
-                    out.exit,
-                    out.stderr.trim()
-                )
-                .into());
-            }
+        let out = run(&(create.committed() + &change.committed()));
+        if !out.exit.success() {
+            return Err(format!(
+                "update-ref --stdin with a reference-transaction hook: {:?}, {:?}",
+                out.exit,
+                out.stderr.trim()
+            )
+            .into());
         }
         std::fs::write(&reject, "").map_err(|e| e.to_string())?;
-        let out = run(&refused);
+        let out = run(&refused.input);
         if !matches!(out.exit, Exit::Code(128)) {
             return Err(format!(
                 "update-ref --stdin refused by the reference-transaction hook: {:?}, {:?}",
@@ -145,16 +150,18 @@ impl Executor<'_> {
                 format!("the reference-transaction hook read {got:?}, expected {want:?}").into(),
             );
         }
-        let args = [
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            "refs/gate-probe/",
-        ];
-        let listed = self.env.git.run(dir, &args, "", self.tick).stdout;
+        let db = self.our_reader_of(dir)?;
+        let mut listed = String::new();
+        for name in REFS {
+            let r = db.read_ref(name.as_bytes()).map_err(|e| format!("{e:#}"))?;
+            if let Some(id) = r.as_ref().and_then(|r| r.value_id()) {
+                listed += &format!("{name} {id}\n");
+            }
+        }
         let expect = format!("{ra} {b}\n{rc} {a}\n");
         if listed != expect {
             return Err(format!(
-                "after the hook refused an update, for-each-ref lists {listed:?}, expected {expect:?}"
+                "after the hook refused an update, the probe's refs are {listed:?}, expected {expect:?}"
             ).into());
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! rewrites the reflog and moves `refs/stash` back to the older entry; dropping the last
 //! one deletes `refs/stash` once its reflog is empty. The copy's `HEAD` is first pointed at
 //! a branch of its own on a commit of the case's pool (an empty tree), so that every case
-//! has a work tree to stash from.
+//! has a work tree to stash from. `refs/stash` itself is read back by our reader.
 
 use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
@@ -26,20 +26,32 @@ impl Executor<'_> {
             git(&["add", "probe.txt"])?;
             git(&["stash", "push", "-q", "-m", message])?;
         }
-        let list = || git(&["stash", "list", "--format=%gd %gs"]);
-        let entry = |n: usize, m: &str| format!("stash@{{{n}}} On gate-probe-stash: {m}\n");
-        let stash_ref = || git(&["for-each-ref", "--format=%(objectname)", "refs/stash"]);
-        let want = entry(0, "second") + &entry(1, "first");
+        // Each entry with its commit: the older one's id, for what dropping the newest leaves.
+        let list = || git(&["stash", "list", "--format=%gd %H %gs"]);
+        let entry = |n: usize, id: &str, m: &str| {
+            format!("stash@{{{n}}} {id} On gate-probe-stash: {m}\n")
+        };
+        // refs/stash as git left it, read back by our reader.
+        let stash_ref = || -> Result<String, ProbeError> {
+            let r = self.our_reader_of(dir)?.read_ref(b"refs/stash");
+            let r = r.map_err(|e| format!("{e:#}"))?;
+            Ok(r.and_then(|r| r.value_id().map(|id| id.to_string()))
+                .unwrap_or_default())
+        };
         let got = list()?;
-        if got != want {
-            return Err(
-                format!("git stash list after two pushes: {got:?}, expected {want:?}").into(),
-            );
+        let ids: Vec<&str> = got.lines().filter_map(|l| l.split(' ').nth(1)).collect();
+        let older = ids.get(1).copied().unwrap_or_default().to_string();
+        let want = entry(0, ids.first().copied().unwrap_or_default(), "second")
+            + &entry(1, &older, "first");
+        if got != want || ids.len() != 2 {
+            return Err(format!(
+                "git stash list after two pushes: {got:?}, expected two entries, second and first"
+            )
+            .into());
         }
-        let older = git(&["rev-parse", "stash@{1}"])?;
         git(&["stash", "drop", "-q"])?;
         let (got, at) = (list()?, stash_ref()?);
-        if got != entry(0, "first") || at != older {
+        if got != entry(0, &older, "first") || at != older {
             return Err(format!(
                 "after dropping the newest stash: list {got:?}, refs/stash at {at:?}; expected the older entry {older:?} alone"
             ).into());

@@ -6,7 +6,6 @@
 //! prune the others ([`crate::cases::unreachable`]), whatever the entries before them
 //! held. The generated cases' reflogs are short and rarely go back.
 
-use reftable::refdb::RefDb;
 use reftable::ObjectId;
 
 use crate::cases::executor::checks::ProbeError;
@@ -68,9 +67,7 @@ impl Executor<'_> {
 
     /// The probe ref's reflog in git's stack at `repo`, newest first, read by our reader.
     fn probe_reflog(&self, repo: &std::path::Path) -> Result<Vec<(ObjectId, ObjectId)>, String> {
-        let opts = crate::cases::ours::refdb_options(&self.opts, self.env.profile.rules, false);
-        let db = RefDb::open_or_create(repo.join(".git/reftable"), opts)
-            .map_err(|e| format!("{e:#}"))?;
+        let db = self.our_reader_of(repo)?;
         let log = db
             .reflog(PROBE_REF.as_bytes())
             .map_err(|e| format!("{e:#}"))?;
