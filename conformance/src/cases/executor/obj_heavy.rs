@@ -16,9 +16,15 @@ use crate::stack_files::{copy_dir, tables};
 /// One case in this many runs the probe (by its count of transactions).
 pub const OBJ_HEAVY_ONE_IN: u64 = 3;
 
-/// The refs the probe creates: enough 300-byte ref blocks (about 11 refs each with SHA-1
-/// ids, 8 with SHA-256) that one commit's block positions (two bytes each) overflow a block.
-const REFS: usize = 2400;
+/// The refs the probe creates: enough 300-byte ref blocks that one commit's block positions
+/// (two bytes each) overflow a block. Their names are long ([`NAME_PAD`]): a block holds two
+/// refs, one on each of the two commits, so each commit is in nearly all of the 240 blocks (about 330 refs
+/// are the least that reach it, with either hash; with short names, 11 refs a block, it took
+/// 1,600).
+const REFS: usize = 480;
+
+/// What lengthens each probe ref's name, after its number (between 70 and 100 bytes do).
+const NAME_PAD: &str = "-a-name-long-enough-that-a-300-byte-block-holds-two-refs-of-this-probe-and-no-more";
 
 /// The block size the probe writes with, git's and ours.
 const BLOCK_SIZE: u32 = 300;
@@ -100,7 +106,7 @@ fn probe_refs(commits: &[ObjectId]) -> Vec<(String, ObjectId)> {
             } else {
                 commits[i % 2]
             };
-            (format!("refs/gate-probe/objs/{i:04}"), id)
+            (format!("refs/gate-probe/objs/{i:04}{NAME_PAD}"), id)
         })
         .collect()
 }
