@@ -1,10 +1,11 @@
 //! Point lookups after each step: the per-step snapshots iterate, so a defect that only
 //! shows when a ref is looked up by name (an index descent on a key equal to an index key,
 //! a restart binary search off by one) would pass them. Here every ref the step touched, and
-//! the first and last ref of every ref block of our tables (the keys index records are made
-//! of) with a neighbour that does not exist, are looked up by name: through our point-lookup
-//! path on both stacks (`RefDb::read_ref`, `RefDb::reflog`) and through git's (`update-ref
-//! --stdin` `verify` commands, prepared and aborted), and compared with the listing.
+//! the first and last ref of the ref blocks of each new table (the keys index records are
+//! made of; a sample spread over the table) with a neighbour that does not exist, are
+//! looked up by name: through our point-lookup path on both stacks (`RefDb::read_ref`,
+//! `RefDb::reflog`) and through git's (`update-ref --stdin` `verify` commands, prepared and
+//! aborted; of the touched names, a sample), and compared with the listing.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -21,6 +22,20 @@ use crate::snapshot::{SLog, SValue, Snapshot};
 
 /// At most this many sampled (not touched) names per step.
 const SAMPLE: usize = 48;
+
+/// At most this many of the names a step touched are verified by git on its turn (all of
+/// them by our lookups): a transaction of 300 refs made git's verify of them all cost 30 to
+/// 120 ms, for the same lookup paths a few dozen names take.
+const GIT_TOUCHED: usize = 24;
+
+/// At most `k` of `names`, spread evenly over their order (the first always among them).
+fn spread<T: Clone + Ord>(names: &BTreeSet<T>, k: usize) -> BTreeSet<T> {
+    if names.len() <= k {
+        return names.clone();
+    }
+    let step = names.len().div_ceil(k);
+    names.iter().step_by(step).cloned().collect()
+}
 
 /// The first and last ref name of every ref block of `tables`, and for each last name a
 /// name just after it that sorts before the next block (`name` + `-`).
@@ -115,9 +130,10 @@ fn git_takes(name: &str) -> bool {
             && !matches!(name, "FETCH_HEAD" | "MERGE_HEAD"))
 }
 
-/// The valid block-edge names (at most [`SAMPLE`]) of those `tables` not in `seen`, which
-/// then holds the tables given (and no others): a table's edges are sampled once, when it is
-/// new, since an unchanged table answers the same keys the same way.
+/// The valid block-edge names (at most [`SAMPLE`], spread over the key space) of those
+/// `tables` not in `seen`, which then holds the tables given (and no others): a table's
+/// edges are sampled once, when it is new, since an unchanged table answers the same keys
+/// the same way.
 fn fresh_edges(tables: &[Table], seen: &mut BTreeSet<PathBuf>) -> BTreeSet<String> {
     let fresh: Vec<Table> = tables
         .iter()
@@ -125,12 +141,12 @@ fn fresh_edges(tables: &[Table], seen: &mut BTreeSet<PathBuf>) -> BTreeSet<Strin
         .cloned()
         .collect();
     *seen = tables.iter().map(|t| t.name().to_path_buf()).collect();
-    block_edges(&fresh)
+    let valid: BTreeSet<String> = block_edges(&fresh)
         .iter()
         .filter(|n| is_valid_refname(n, true))
         .map(|n| String::from_utf8_lossy(n).into_owned())
-        .take(SAMPLE)
-        .collect()
+        .collect();
+    spread(&valid, SAMPLE)
 }
 
 impl Executor<'_> {
@@ -160,7 +176,7 @@ impl Executor<'_> {
         if !git_too {
             return;
         }
-        let mut names = touched;
+        let mut names = spread(&touched, GIT_TOUCHED);
         names.extend(fresh_edges(self.db.stack().tables(), &mut self.edges_git));
         let null = self.null.to_string();
         let symref_commands = self.env.profile.features.symref_commands;
@@ -260,6 +276,19 @@ impl Executor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spread_sample_keeps_the_first_and_reaches_the_end() {
+        let names: BTreeSet<u32> = (0..300).collect();
+        let sample = spread(&names, GIT_TOUCHED);
+        assert!(sample.len() <= GIT_TOUCHED && sample.len() >= GIT_TOUCHED - 2);
+        assert!(
+            sample.contains(&0) && sample.iter().any(|&n| n >= 280),
+            "{sample:?}"
+        );
+        let few: BTreeSet<u32> = (0..5).collect();
+        assert_eq!(spread(&few, GIT_TOUCHED), few);
+    }
 
     #[test]
     fn verify_lines_check_each_ref_itself() {

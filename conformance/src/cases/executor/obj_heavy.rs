@@ -24,7 +24,8 @@ pub const OBJ_HEAVY_ONE_IN: u64 = 3;
 const REFS: usize = 480;
 
 /// What lengthens each probe ref's name, after its number (between 70 and 100 bytes do).
-const NAME_PAD: &str = "-a-name-long-enough-that-a-300-byte-block-holds-two-refs-of-this-probe-and-no-more";
+const NAME_PAD: &str =
+    "-a-name-long-enough-that-a-300-byte-block-holds-two-refs-of-this-probe-and-no-more";
 
 /// The block size the probe writes with, git's and ours.
 const BLOCK_SIZE: u32 = 300;

@@ -28,9 +28,8 @@ impl Executor<'_> {
         }
         // Each entry with its commit: the older one's id, for what dropping the newest leaves.
         let list = || git(&["stash", "list", "--format=%gd %H %gs"]);
-        let entry = |n: usize, id: &str, m: &str| {
-            format!("stash@{{{n}}} {id} On gate-probe-stash: {m}\n")
-        };
+        let entry =
+            |n: usize, id: &str, m: &str| format!("stash@{{{n}}} {id} On gate-probe-stash: {m}\n");
         // refs/stash as git left it, read back by our reader.
         let stash_ref = || -> Result<String, ProbeError> {
             let r = self.our_reader_of(dir)?.read_ref(b"refs/stash");
