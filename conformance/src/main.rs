@@ -16,7 +16,7 @@ use conformance::defects::cli::UpstreamArgs;
 use conformance::faults::cli::{CaseArgs, FaultsArgs};
 use conformance::impls::cli::ImplArgs;
 use conformance::migrate::cli::MigrateArgs;
-use conformance::mode::plant::plant_from_env;
+use conformance::mode::plant::{plant_from_env, plant_worker_from_env};
 use conformance::run::cli::{CaseDirArgs, RunArgs};
 use reftable_yardstick::cli as yardstick;
 
@@ -130,7 +130,7 @@ fn dispatch(cmd: Cmd) -> Result<i32, String> {
             Ok(conformance::faults::worker::run_worker(&spec))
         }
         Cmd::ConcurrentWorker { spec } => {
-            plant_from_env()?;
+            plant_worker_from_env()?;
             Ok(conformance::concurrent::worker_main(&spec))
         }
     }

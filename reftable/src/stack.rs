@@ -469,6 +469,8 @@ impl Stack {
     /// Start an addition: lock `tables.list` and check the stack is up to date; when it is
     /// not, reload it or fail with [`ErrorKind::Outdated`], as `outdated` says.
     pub fn new_addition(&mut self, outdated: Outdated) -> Result<Addition<'_>> {
+        #[cfg(reftable_test_hooks)]
+        crate::test_hooks::before_lock(&self.list_path);
         let lock = self.lock_list()?;
         if !planted!(NoReloadUnderLock, self.is_up_to_date()?, true) {
             if outdated == Outdated::Reload {

@@ -10,8 +10,10 @@
 //!   [`at`] instead runs a closure there, once, on the thread that reaches it: the way an
 //!   ordering test puts a second writer's step between two of the first one's.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// A deliberate bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -96,6 +98,13 @@ impl Defect {
 
 static ACTIVE: AtomicU8 = AtomicU8::new(0);
 
+/// How many more additions of this process wait for another writer (see
+/// [`await_other_writers`]).
+static AWAITS: AtomicU32 = AtomicU32::new(0);
+
+/// How long an addition waits for another writer at most.
+const AWAIT_LIMIT: Duration = Duration::from_secs(2);
+
 /// Switch `defect` on for the whole process (`Defect::None` switches it off).
 pub fn plant(defect: Defect) {
     ACTIVE.store(defect as u8, Ordering::SeqCst);
@@ -104,6 +113,29 @@ pub fn plant(defect: Defect) {
 /// Whether `defect` is switched on.
 pub(crate) fn active(defect: Defect) -> bool {
     ACTIVE.load(Ordering::Relaxed) == defect as u8
+}
+
+/// While [`Defect::NoReloadUnderLock`] is planted, the next `n` additions of this process
+/// wait, before they take `tables.list.lock`, until another process changes `tables.list`
+/// (at most two seconds each). The stack each loaded is then out of date when it locks, and
+/// the planted defect drops the other writer's tables every time, not only when the
+/// scheduler happens to put a commit between a load and a lock (a concurrent worker's
+/// test would otherwise pass or fail with the machine's load).
+pub fn await_other_writers(n: u32) {
+    AWAITS.store(n, Ordering::SeqCst);
+}
+
+/// Before an addition locks the list `list`: the wait [`await_other_writers`] asked for.
+pub(crate) fn before_lock(list: &Path) {
+    let due = AWAITS.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    if due.is_err() || !active(Defect::NoReloadUnderLock) {
+        return;
+    }
+    let before = std::fs::read(list).ok();
+    let until = Instant::now() + AWAIT_LIMIT;
+    while Instant::now() < until && std::fs::read(list).ok() == before {
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A step of a stack write where a crash test can abort the process.

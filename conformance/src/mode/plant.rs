@@ -14,6 +14,22 @@ pub fn plant_from_env() -> Result<(), String> {
     Ok(())
 }
 
+/// [`plant_from_env`] in a concurrent worker: a planted lost update
+/// (`no-reload-under-lock`) is made certain on its first additions, each waiting for
+/// another writer's commit before it locks (`reftable::test_hooks::await_other_writers`).
+pub fn plant_worker_from_env() -> Result<(), String> {
+    plant_from_env()?;
+    #[cfg(reftable_test_hooks)]
+    if std::env::var("REFTABLE_PLANT").as_deref() == Ok("no-reload-under-lock") {
+        reftable::test_hooks::await_other_writers(AWAITED_ADDITIONS);
+    }
+    Ok(())
+}
+
+/// How many of a planted worker's first additions wait for another writer.
+#[cfg(reftable_test_hooks)]
+const AWAITED_ADDITIONS: u32 = 3;
+
 /// An ordinary build has no planted defects: asking for one is an error, not a clean run.
 #[cfg(not(reftable_test_hooks))]
 pub fn plant_from_env() -> Result<(), String> {
