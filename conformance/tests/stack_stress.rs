@@ -207,7 +207,6 @@ fn stress() -> Result<(), String> {
 fn names(db: &RefDb) -> Vec<(Vec<u8>, Option<ObjectId>)> {
     db.refs()
         .unwrap()
-        .into_iter()
         .map(|r| r.unwrap())
         .map(|r| (r.refname.clone(), r.value_id().copied()))
         .collect()
