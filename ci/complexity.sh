@@ -11,7 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=1000,2000,4000,8000
 COMMON=(--sizes "$SIZES" --no-git --suppress-max-size 4000 --compaction-max-size 2000)
-cargo build --release --locked -p perf --bin complexity
+# With the binaries ci/resource-bounds.sh runs, in one invocation: the same packages resolve
+# the same features, so that script's build finds them built (a build of perf alone differs in
+# serde_json's features and rebuilt perf there, about 10 s on 2 cores).
+cargo build --release --locked -p reftable-cli -p perf --bin complexity --bin reftable --bin crafted
 BIN=${CARGO_TARGET_DIR:-target}/release/complexity
 if [[ "${1:-}" == "--update" ]]; then
   "$BIN" "${COMMON[@]}" --json perf/results/baseline.json
