@@ -15,7 +15,8 @@ if [[ ${#GITS[@]} -eq 0 ]]; then GITS=("${REFTABLE_TEST_GIT:-$(command -v git)}"
 if ! command -v strace >/dev/null; then
   apt-get install -y strace >/dev/null 2>&1 || { echo "git-counters: needs strace" >&2; exit 2; }
 fi
-cargo build --release --locked -p perf --bin complexity
+# The packages ci/complexity.sh builds together (the same features resolved: no rebuild).
+cargo build --release --locked -p reftable-cli -p perf --bin complexity
 BIN=${CARGO_TARGET_DIR:-target}/release/complexity
 mkdir -p perf/results/tmp
 SIZES=${GIT_COUNTER_SIZES:-100,200,400}
