@@ -122,14 +122,20 @@ fn mutants_of_the_fixture_land_in_every_class_and_shards_merge() {
     std::fs::create_dir_all(&piddir).unwrap();
     let s = src.to_str().unwrap();
     let [whole, one, two] = ["whole", "one", "two"].map(|n| dir.path().join(n));
-    yardstick(&mutate_args(s, whole.to_str().unwrap(), "1/1"), &piddir);
-    // Shard 1 stops after two mutants and resumes; shard 2 in one go.
-    let mut a = mutate_args(s, one.to_str().unwrap(), "1/2");
-    a.extend(["--max-mutants", "2"]);
-    let first = yardstick(&a, &piddir);
-    assert!(first.contains("2 mutants run now"), "{first}");
-    yardstick(&mutate_args(s, one.to_str().unwrap(), "1/2"), &piddir);
-    yardstick(&mutate_args(s, two.to_str().unwrap(), "2/2"), &piddir);
+    // The whole run and the two shards side by side (each in a folder of its own, each
+    // mutant built in its own copy): shard 1 stops after two mutants and resumes; shard 2 in
+    // one go.
+    std::thread::scope(|scope| {
+        scope.spawn(|| yardstick(&mutate_args(s, whole.to_str().unwrap(), "1/1"), &piddir));
+        scope.spawn(|| {
+            let mut a = mutate_args(s, one.to_str().unwrap(), "1/2");
+            a.extend(["--max-mutants", "2"]);
+            let first = yardstick(&a, &piddir);
+            assert!(first.contains("2 mutants run now"), "{first}");
+            yardstick(&mutate_args(s, one.to_str().unwrap(), "1/2"), &piddir);
+        });
+        scope.spawn(|| yardstick(&mutate_args(s, two.to_str().unwrap(), "2/2"), &piddir));
+    });
     let merged = dir.path().join("merged.json");
     let m = merged.to_str().unwrap();
     let (o1, o2) = (one.to_str().unwrap(), two.to_str().unwrap());
