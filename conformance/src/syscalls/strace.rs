@@ -33,6 +33,31 @@ pub fn available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Whether this strace stops a tracee only at the traced calls (`--seccomp-bpf`, strace
+/// 5.3+, where the kernel lets it install the filter): it runs `true` so, and takes the
+/// flag only when that exits 0 and says nothing (a warning would land in the traced
+/// command's error output). Asked once.
+pub fn seccomp_filter() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        let args = [
+            "-f",
+            "--seccomp-bpf",
+            "-qq",
+            "-e",
+            "trace=openat",
+            "-o",
+            "/dev/null",
+        ];
+        Command::new("strace")
+            .args(args)
+            .args(["--", "true"])
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| o.status.success() && o.stderr.is_empty() && o.stdout.is_empty())
+    })
+}
+
 /// How a command is traced.
 #[derive(Clone, Copy, Debug)]
 pub enum Tracing<'a> {
@@ -57,16 +82,18 @@ pub fn short_write_wrapper(limit: u64) -> [String; 4] {
 
 /// The strace arguments that run `cmd` as `how` says, the trace written to `log`.
 pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
-    let mut a = vec![
-        "-f".to_string(),
-        // Only the traced calls stop the tracee (a seccomp filter), not every call: the
-        // write path's run under strace costs a fraction of the kernel time.
-        "--seccomp-bpf".into(),
+    let mut a = vec!["-f".to_string()];
+    // Only the traced calls stop the tracee (a seccomp filter), not every call: the write
+    // path's run under strace costs a fraction of the kernel time.
+    if seccomp_filter() {
+        a.push("--seccomp-bpf".into());
+    }
+    a.extend([
         "-qq".into(),
         "-y".into(),
         "-o".into(),
         log.display().to_string(),
-    ];
+    ]);
     match how {
         Tracing::Faults(fault) => {
             a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]);
