@@ -26,10 +26,10 @@ const SAMPLE: usize = 48;
 /// At most this many of the names a step touched are verified by git on its turn (all of
 /// them by our lookups): a transaction of 300 refs made git's verify of them all cost 30 to
 /// 120 ms, for the same lookup paths a few dozen names take.
-const GIT_TOUCHED: usize = 24;
+pub(crate) const GIT_TOUCHED: usize = 24;
 
 /// At most `k` of `names`, spread evenly over their order (the first always among them).
-fn spread<T: Clone + Ord>(names: &BTreeSet<T>, k: usize) -> BTreeSet<T> {
+pub(crate) fn spread<T: Clone + Ord>(names: &BTreeSet<T>, k: usize) -> BTreeSet<T> {
     if names.len() <= k {
         return names.clone();
     }

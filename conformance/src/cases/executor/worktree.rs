@@ -13,6 +13,7 @@
 //! holds to git's) so that it goes on judging the main worktree's operations.
 
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
 use reftable::refdb::WorktreeRefs;
@@ -20,6 +21,7 @@ use reftable::{ObjectId, RefValue};
 
 use crate::cases::executor::checks::first_difference;
 use crate::cases::executor::coprocs::WORKTREE;
+use crate::cases::executor::lookups::{spread, GIT_TOUCHED};
 use crate::cases::executor::steps::Outcomes;
 use crate::cases::executor::wt_setup::WORKTREE_ID;
 use crate::cases::executor::Executor;
@@ -279,7 +281,8 @@ impl Executor<'_> {
     }
 
     /// Names looked up in the worktree: `HEAD` of each worktree through its prefix, and each
-    /// ref the step named as it is and through `main-worktree/` and `worktrees/wt/`, by git's
+    /// ref the step named (a spread sample of [`GIT_TOUCHED`] of them, as git's lookups in the
+    /// main worktree take) as it is and through `main-worktree/` and `worktrees/wt/`, by git's
     /// `cat-file --batch-check` against `WorktreeRefDb::resolve`; then the prefixed ones from
     /// the main worktree (where `worktrees/wt/` is another worktree's store), those whose
     /// record is not a symref only: git resolves a symref's target in the worktree reading
@@ -292,10 +295,11 @@ impl Executor<'_> {
             .map(|s| s.to_string())
             .collect();
         names.push(format!("worktrees/{WORKTREE_ID}/HEAD"));
-        for n in touched {
-            names.push(n.clone());
+        let touched: BTreeSet<String> = touched.iter().cloned().collect();
+        for n in spread(&touched, GIT_TOUCHED) {
             names.push(format!("main-worktree/{n}"));
             names.push(format!("worktrees/{WORKTREE_ID}/{n}"));
+            names.push(n);
         }
         names.sort();
         names.dedup();
