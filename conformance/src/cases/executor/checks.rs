@@ -18,13 +18,34 @@ use crate::cases::executor::last_read::LastRead;
 use crate::cases::executor::Executor;
 use crate::cases::outcome::Cost;
 
-use crate::model::SYMREF_READS;
+use crate::model::{MValue, Model, SYMREF_READS};
 use crate::snapshot::{SValue, Snapshot};
 use crate::stack_files::{copy_dir, tables, tables_cached, StackFiles, Tables};
 
 fn fingerprint(t: &Tables) -> u64 {
     let mut h = DefaultHasher::new();
     t.hash(&mut h);
+    h.finish()
+}
+
+/// A fingerprint of what our readers are compared with in the model: its refs and its
+/// reflogs (each entry's ids, message and time). Hashed where it stands, without the
+/// snapshot a comparison builds (every id in hex, every message a `String`).
+fn model_fingerprint(m: &Model) -> u64 {
+    let mut h = DefaultHasher::new();
+    for (name, v) in &m.refs {
+        name.hash(&mut h);
+        match v {
+            MValue::Oid(id) => (0u8, id.as_bytes()).hash(&mut h),
+            MValue::Symref(t) => (1u8, t).hash(&mut h),
+        }
+    }
+    for (name, entries) in &m.logs {
+        (name, entries.len()).hash(&mut h);
+        for e in entries {
+            (e.old.as_bytes(), e.new.as_bytes(), &e.message, e.time).hash(&mut h);
+        }
+    }
     h.finish()
 }
 
@@ -118,7 +139,7 @@ impl Executor<'_> {
         let worktree_fp = self.worktree_fingerprint();
         let touched = std::mem::take(&mut self.touched);
         self.git_turn = self.git_turns.step(fp, worktree_fp, &touched);
-        let key = (fp, worktree_fp, Snapshot::of_model(&self.model));
+        let key = (fp, worktree_fp, model_fingerprint(&self.model));
         let (read, before) = match self.last_read.take() {
             // The same stack bytes, the same stack in our database's memory and the same
             // model as when they last agreed: reading again would read the same.
@@ -138,13 +159,14 @@ impl Executor<'_> {
         }
     }
 
-    /// Our readers on both stacks, and what they read against the model (`key.2`): what
-    /// they read, when they agree.
-    fn read_ours(&mut self, key: (u64, u64, Snapshot)) -> Option<LastRead> {
+    /// Our readers on both stacks, and what they read against the model (whose fingerprint
+    /// is `key.2`): what they read, when they agree.
+    fn read_ours(&mut self, key: (u64, u64, u64)) -> Option<LastRead> {
         let ours = self.check_readers()?;
         self.count(Check::Model);
-        if !ours.agrees_with_model(&key.2) {
-            let d = ours.as_model_sees().diff(&key.2, 10).join("\n");
+        let model = Snapshot::of_model(&self.model);
+        if !ours.agrees_with_model(&model) {
+            let d = ours.as_model_sees().diff(&model, 10).join("\n");
             self.diverge(Check::Model, "value mismatch", d);
             return None;
         }

@@ -4,8 +4,8 @@
 use crate::snapshot::Snapshot;
 
 /// What our readers read (`ours`) when they last agreed with the model, under `key`: the
-/// fingerprints of git's stack and the worktree's, and the model's state.
+/// fingerprints of git's stack, the worktree's and the model's state.
 pub(crate) struct LastRead {
-    pub(crate) key: (u64, u64, Snapshot),
+    pub(crate) key: (u64, u64, u64),
     pub(crate) ours: Snapshot,
 }
