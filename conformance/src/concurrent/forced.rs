@@ -15,6 +15,11 @@
 //! - **failed addition**: `reflog expire` of three refs, the first `chmod` of
 //!   `tables.list.lock` failing (`EPERM`): the first ref's expiry fails and must let go of
 //!   the lock, so that the other two refs expire.
+//! - **read across a compaction**: `show-ref --verify` of three refs (a table each), stopped
+//!   just after reading `tables.list` and before opening the tables it names, while another
+//!   git compacts them into one and removes them. git must find the tables gone, read the
+//!   list again and show every ref (the random round reaches this retry only when its
+//!   timing happens to).
 //!
 //! No lock or temporary file may be left behind. Where to stop is found from a traced run of
 //! the same command on a copy of the same repository (the first call of the kind after git's
@@ -57,7 +62,7 @@ enum Outcome {
 /// A scenario: run on a fresh directory of its own.
 type Scenario = fn(&Env, &Path) -> Result<Outcome, String>;
 
-/// The three scenarios, each on a fresh repository under `env`'s scratch directory.
+/// The four scenarios, each on a fresh repository under `env`'s scratch directory.
 pub(crate) fn run_forced(env: &Env) -> ForcedRun {
     let mut run = ForcedRun::default();
     if !available() {
@@ -65,10 +70,11 @@ pub(crate) fn run_forced(env: &Env) -> ForcedRun {
             .push("none forced: strace is not installed (apt-get install strace)".into());
         return run;
     }
-    let scenarios: [(&'static str, Scenario); 3] = [
+    let scenarios: [(&'static str, Scenario); 4] = [
         ("append after commit", append_after_commit),
         ("append during compaction", append_during_compaction),
         ("failed addition", failed_addition),
+        ("read across a compaction", read_across_compaction),
     ];
     for (name, scenario) in scenarios {
         let outcome = tempfile::tempdir_in(env.dir.path())
@@ -263,6 +269,60 @@ struct Run {
     exit: Exit,
     stderr: String,
     trace: String,
+}
+
+/// The fourth scenario of the module docs.
+fn read_across_compaction(env: &Env, dir: &Path) -> Result<Outcome, String> {
+    let commits = fresh(env, dir)?;
+    let refs = ["refs/heads/a", "refs/heads/b", "refs/heads/c"];
+    // Auto-compaction is off in these writes: a table each.
+    for (r, c) in refs.iter().zip(&commits) {
+        env.git
+            .ok(dir, &["update-ref", r, &c.to_string()], "")
+            .map_err(|e| format!("set-up: {e}"))?;
+    }
+    let before = table_ranges(&stack(dir))?;
+    if before.len() < 2 {
+        return Ok(Outcome::NotForced(format!("one table only: {before:?}")));
+    }
+    let mut args = vec!["show-ref", "--verify"];
+    args.extend(refs);
+    let mut compacted = None;
+    let paused = run_paused(
+        env,
+        dir,
+        &args,
+        ("read", "tables.list", 1),
+        dir,
+        &mut || {
+            compacted = Some(env.git.run(dir, &["pack-refs"], "", 1));
+        },
+    )?;
+    let Some(compacted) = compacted else {
+        return Ok(Outcome::NotForced(paused.stderr));
+    };
+    let after = table_ranges(&stack(dir))?;
+    if !compacted.exit.success() || after.len() != 1 {
+        return Ok(Outcome::NotForced(format!(
+            "the compaction while git was stopped: {:?}, tables {after:?}: {}",
+            compacted.exit,
+            compacted.stderr.trim()
+        )));
+    }
+    if !paused.exit.success() {
+        return Ok(Outcome::Wrong(
+            "read failed across a compaction",
+            format!(
+                "show-ref --verify of {refs:?} exited {:?}: {:?}",
+                paused.exit,
+                paused.stderr.trim()
+            ),
+        ));
+    }
+    match stray_files(&stack(dir))? {
+        Some(stray) => Ok(Outcome::Wrong("stray file left behind", stray)),
+        None => Ok(Outcome::Right),
+    }
 }
 
 /// git with `args` in `repo` (auto-compaction on) under strace with `strace_args`, the
