@@ -684,8 +684,7 @@ impl Executor<'_> {
     /// process (our reader and git's agree on git's stacks after every step).
     pub(super) fn our_reader_of(&self, repo: &Path) -> Result<reftable::refdb::RefDb, String> {
         let opts = crate::cases::ours::refdb_options(&self.opts, self.env.profile.rules, false);
-        reftable::refdb::RefDb::open_or_create(repo.join(".git/reftable"), opts)
-            .map_err(|e| format!("{e:#}"))
+        reftable::refdb::RefDb::open(repo.join(".git/reftable"), opts).map_err(|e| format!("{e:#}"))
     }
 
     /// Record an end-of-case check's failure as a divergence of class `class`: whether

@@ -18,9 +18,9 @@ pub const OBJ_HEAVY_ONE_IN: u64 = 3;
 
 /// The refs the probe creates: enough 300-byte ref blocks that one commit's block positions
 /// (two bytes each) overflow a block. Their names are long ([`NAME_PAD`]): a block holds two
-/// refs, one on each of the two commits, so each commit is in nearly all of the 240 blocks (about 330 refs
-/// are the least that reach it, with either hash; with short names, 11 refs a block, it took
-/// 1,600).
+/// refs, one on each of the two commits, so each commit is in nearly all of the 240 blocks
+/// (about 330 refs are the least that reach it, with either hash; with short names, 11 refs
+/// a block, it took 1,600).
 const REFS: usize = 480;
 
 /// What lengthens each probe ref's name, after its number (between 70 and 100 bytes do).

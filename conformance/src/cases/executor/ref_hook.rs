@@ -31,7 +31,7 @@ const REFS: [&str; 3] = [
 /// process of its own); refuses `prepared` while `reject` exists.
 fn hook_script(log: &Path, reject: &Path) -> String {
     format!(
-        "#!/bin/sh\n{{ echo \"state $1\"; while IFS= read -r l; do echo \"$l\"; done; }} >> '{}'\n\
+        "#!/bin/sh\n{{ echo \"state $1\"; while IFS= read -r l; do printf '%s\\n' \"$l\"; done; }} >> '{}'\n\
          if test \"$1\" = prepared && test -e '{}'; then exit 1; fi\nexit 0\n",
         log.display(),
         reject.display()
