@@ -72,6 +72,7 @@ impl ObjectPool {
             let t = git.ok(&repo, &["mktag"], &text)?.trim().to_string();
             tags.push((ObjectId::from_hex(&t).ok_or("bad tag id")?, target));
         }
+        pack(git, &repo, &commits, &tags, &tree)?;
         let mut missing = vec![0xdb; hash.size()];
         missing[0] = 0x01;
         Ok(ObjectPool {
@@ -84,6 +85,26 @@ impl ObjectPool {
             },
         })
     }
+}
+
+/// Move the pool's objects into one pack. Every git a case runs that reads an object
+/// (`for-each-ref` peeling each ref, `push`, `reflog expire`, `log -g`) finds it there
+/// through the alternate: a loose object costs git an open, a map and an inflate each time
+/// it is read, and a listing that peels 300 refs was four times as costly in CPU.
+fn pack(
+    git: &Git,
+    repo: &Path,
+    commits: &[ObjectId],
+    tags: &[(ObjectId, ObjectId)],
+    tree: &str,
+) -> Result<(), String> {
+    let mut ids: Vec<String> = commits.iter().map(ObjectId::to_string).collect();
+    ids.extend(tags.iter().map(|(t, _)| t.to_string()));
+    ids.push(tree.to_string());
+    let list = ids.join("\n") + "\n";
+    git.ok(repo, &["pack-objects", "-q", "objects/pack/pool"], &list)?;
+    git.ok(repo, &["prune-packed", "-q"], "")?;
+    Ok(())
 }
 
 /// [`ObjectLookup`] and [`Objects`] over a pool.
