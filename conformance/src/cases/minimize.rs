@@ -1,4 +1,4 @@
-//! The smallest case that still shows the divergence wanted (of the same check, and no
+//! The smallest case that still shows the divergence wanted (of the same check and class, and no
 //! known git defect): ddmin over the case's operations, then over each transaction's
 //! updates; with a deadline (a run's time budget), no case is run after it and what is left
 //! is the smallest found by then.

@@ -502,6 +502,7 @@ fn add_defect(
 }
 
 /// Minimize the case in `dir` into `dir-min`, keeping a divergence of its first one's check
+/// and class (an error mismatch must not shrink into another message git words differently)
 /// that is no known git defect of `known` and running no case of the minimization after
 /// `deadline` (what is written is then the smallest case found by that time); returns that
 /// directory and the operations.
@@ -512,9 +513,12 @@ pub fn minimize_dir(
     deadline: Option<Instant>,
 ) -> Option<(PathBuf, Vec<Op>)> {
     let file = CaseFile::read(dir).ok()?;
-    let check: Check = file.divergences.first()?.check;
+    let first = file.divergences.first()?;
+    let (check, class): (Check, &str) = (first.check, &first.class);
     let version = env.profile.git_version();
-    let wanted = |d: &Divergence| d.check == check && known.matching(&version, d).is_none();
+    let wanted = |d: &Divergence| {
+        d.check == check && d.class == class && known.matching(&version, d).is_none()
+    };
     let (ops, runs) =
         crate::cases::minimize::minimize(env, file.options, file.ops.clone(), &wanted, deadline);
     let result = run_concrete(env, file.options, &ops).ok()?;
