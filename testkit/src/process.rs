@@ -280,6 +280,9 @@ pub fn run_in_group_capturing(
 mod tests {
     use super::*;
 
+    /// `script` run by `sh -c`. A script that outlives its test's kill must end in `exec`
+    /// (dash forks a `-c` command's last program instead of becoming it): killing the
+    /// shell alone would leave the program running, holding the test's output open.
     fn sh(script: &str) -> Command {
         let mut c = Command::new("sh");
         c.args(["-c", script]);
@@ -288,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_child_past_its_deadline_is_killed_and_one_within_it_is_not() {
-        let mut slow = sh("sleep 600").spawn().unwrap();
+        let mut slow = sh("exec sleep 600").spawn().unwrap();
         let mut quick = sh("exit 3").spawn().unwrap();
         let short = Duration::from_millis(200);
         let (exit, ()) = with_deadline_killing(&mut slow, short, kill_pid, |_| ());
@@ -319,7 +322,7 @@ mod tests {
 
     #[test]
     fn an_ended_deadline_never_fires() {
-        let mut child = sh("sleep 600").spawn().unwrap();
+        let mut child = sh("exec sleep 600").spawn().unwrap();
         let deadline = Deadline::arm(child.id(), Duration::from_millis(100), kill_pid);
         assert!(!deadline.end());
         // Past the deadline the child still runs: the watchdog let it be.
