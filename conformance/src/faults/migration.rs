@@ -22,6 +22,7 @@ use crate::cases::case::{not_applicable, run_generated};
 use crate::cases::ours::refdb_options;
 use crate::faults::class::{Class, Reported};
 use crate::faults::config::FaultsConfig;
+use crate::faults::lanes::map_in_lanes;
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
 use crate::faults::worker::{pool_spec, Work, WorkerSpec};
 use crate::migrate::replay::replay_on_files;
@@ -29,7 +30,7 @@ use crate::ops::CaseOptions;
 use crate::setup::env::Env;
 use crate::snapshot::Snapshot;
 use crate::stack_files::copy_dir;
-use crate::syscalls::points::{fault_points, parse_trace_in, Scope};
+use crate::syscalls::points::{fault_points, parse_trace_in, FaultPoint, Scope};
 use crate::syscalls::strace::{self, Traced, Tracing};
 
 /// One migration of a case's repository, tried under faults.
@@ -268,11 +269,13 @@ impl Migration<'_> {
         (!o.exit.success()).then(|| o.stderr.trim().to_string())
     }
 
-    /// The unfaulted run, then one trial per fault point (at most `max`); the repository the
-    /// unfaulted run migrated, and why nothing was tried if git refused the migration cleanly.
+    /// The unfaulted run, then one trial per fault point (at most `max`, `lanes` at a time);
+    /// the repository the unfaulted run migrated, and why nothing was tried if git refused
+    /// the migration cleanly.
     fn run(
         &self,
         max: usize,
+        lanes: usize,
         deadline: Option<std::time::Instant>,
     ) -> (SideRun, Option<PathBuf>, Option<String>) {
         let mut run = SideRun {
@@ -283,7 +286,7 @@ impl Migration<'_> {
             error: None,
         };
         let mut skipped = None;
-        let migrated = match self.trials(max, deadline, &mut run) {
+        let migrated = match self.trials(max, lanes, deadline, &mut run) {
             Ok(m) => Some(m),
             Err(Unfaulted::Refused(why)) => {
                 skipped = Some(why);
@@ -300,6 +303,7 @@ impl Migration<'_> {
     fn trials(
         &self,
         max: usize,
+        lanes: usize,
         deadline: Option<std::time::Instant>,
         run: &mut SideRun,
     ) -> Result<PathBuf, Unfaulted> {
@@ -325,25 +329,42 @@ impl Migration<'_> {
         let calls = parse_trace_in(&base.trace, &GIT_DIR);
         let all = fault_points(&calls, self.errnos);
         run.points = all.len();
-        for (i, p) in spread(&all, max).into_iter().enumerate() {
-            if crate::budget::past(deadline) {
-                break;
+        let points = spread(&all, max);
+        // Past the deadline a trial is not run (`None`), nor any after it in the report.
+        let tried = map_in_lanes(&points, lanes, |i, p| {
+            (!crate::budget::past(deadline)).then(|| self.trial(i, p, &before, &after))
+        });
+        for t in tried {
+            match t {
+                Some(t) => run.trials.push(t?),
+                None => break,
             }
-            let (t, repo) = self.traced(&format!("trial-{i}"), Tracing::Faults(Some(&p)))?;
-            let said = reported(Side::Git, &t);
-            let seen = view(self.env, &repo);
-            let (mut class, mut detail) = classify(&said, &before, &after, &seen);
-            if class == Class::CleanRefusal {
-                if let Some(why) = self.again(&repo) {
-                    class = Class::StuckLock;
-                    detail.push_str(&format!("; the same migration then fails: {why}"));
-                }
-            }
-            run.trials
-                .push(Trial::new(p.clone(), (class, detail), &t, seen.left));
-            let _ = std::fs::remove_dir_all(self.scratch.join(format!("trial-{i}")));
         }
         Ok(migrated)
+    }
+
+    /// The migration under the fault `p`, on a copy of its own (`trial-i`), classified
+    /// against the refs `before` it and `after` the unfaulted run.
+    fn trial(
+        &self,
+        i: usize,
+        p: &FaultPoint,
+        before: &View,
+        after: &View,
+    ) -> Result<Trial, String> {
+        let (t, repo) = self.traced(&format!("trial-{i}"), Tracing::Faults(Some(p)))?;
+        let said = reported(Side::Git, &t);
+        let seen = view(self.env, &repo);
+        let (mut class, mut detail) = classify(&said, before, after, &seen);
+        if class == Class::CleanRefusal {
+            if let Some(why) = self.again(&repo) {
+                class = Class::StuckLock;
+                detail.push_str(&format!("; the same migration then fails: {why}"));
+            }
+        }
+        let trial = Trial::new(p.clone(), (class, detail), &t, seen.left);
+        let _ = std::fs::remove_dir_all(self.scratch.join(format!("trial-{i}")));
+        Ok(trial)
     }
 }
 
@@ -525,7 +546,7 @@ pub fn try_migrations(
             scratch: dir.join(format!("to-{to}")),
             errnos: cfg.errnos.as_deref(),
         };
-        let (git, migrated, skipped) = m.run(cfg.max_points, cfg.deadline);
+        let (git, migrated, skipped) = m.run(cfg.max_points, cfg.jobs, cfg.deadline);
         let mut r = MigrationRun {
             case: case.clone(),
             to: to.into(),

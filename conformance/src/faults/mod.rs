@@ -26,6 +26,7 @@ pub mod class;
 pub mod cli;
 pub mod config;
 pub mod finding_dir;
+pub mod lanes;
 pub mod migration;
 pub mod observe;
 pub mod report;
