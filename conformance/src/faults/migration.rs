@@ -408,30 +408,46 @@ impl Migration<'_> {
         run.points = all.len();
         // A quarter of the operations' cap: the import's points are mostly reads of loose
         // refs, alike, and each clean refusal is tried again.
-        for (i, p) in spread(&all, cfg.max_points / 4).into_iter().enumerate() {
-            if crate::budget::past(cfg.deadline) {
-                break;
+        let points = spread(&all, cfg.max_points / 4);
+        let tried = map_in_lanes(&points, cfg.jobs, |i, p| {
+            (!crate::budget::past(cfg.deadline)).then(|| self.our_trial(cfg, opts, i, p, &after))
+        });
+        for t in tried {
+            match t {
+                Some(t) => run.trials.push(t?),
+                None => break,
             }
-            let name = format!("ours-trial-{i}");
-            let (t, repo) = self.our_traced(cfg, opts, &name, Tracing::Faults(Some(&p)))?;
-            let said = reported(Side::Ours, &t);
-            let seen = self.our_view(opts, &repo);
-            let (mut class, mut detail) = classify_import(&said, &after, &seen);
-            if class == Class::CleanRefusal {
-                let (again, _) = self
-                    .our_traced(cfg, opts, &format!("{name}-again"), Tracing::Faults(None))
-                    .map_err(|e| e.to_string())?;
-                if let Reported::Failed(why) = reported(Side::Ours, &again) {
-                    class = Class::StuckLock;
-                    detail.push_str(&format!("; the same import then fails: {why}"));
-                }
-            }
-            let left = crate::faults::observe::left_files(&repo.join(OUR_STACK));
-            run.trials
-                .push(Trial::new(p.clone(), (class, detail), &t, left));
-            let _ = std::fs::remove_dir_all(self.scratch.join(&name));
         }
         Ok(())
+    }
+
+    /// Our import under the fault `p`, on a copy of its own (`ours-trial-i`), classified
+    /// against the refs `after` the unfaulted import.
+    fn our_trial(
+        &self,
+        cfg: &FaultsConfig,
+        opts: &CaseOptions,
+        i: usize,
+        p: &FaultPoint,
+        after: &Imported,
+    ) -> Result<Trial, String> {
+        let name = format!("ours-trial-{i}");
+        let (t, repo) = self.our_traced(cfg, opts, &name, Tracing::Faults(Some(p)))?;
+        let said = reported(Side::Ours, &t);
+        let seen = self.our_view(opts, &repo);
+        let (mut class, mut detail) = classify_import(&said, after, &seen);
+        if class == Class::CleanRefusal {
+            let (again, _) =
+                self.our_traced(cfg, opts, &format!("{name}-again"), Tracing::Faults(None))?;
+            if let Reported::Failed(why) = reported(Side::Ours, &again) {
+                class = Class::StuckLock;
+                detail.push_str(&format!("; the same import then fails: {why}"));
+            }
+        }
+        let left = crate::faults::observe::left_files(&repo.join(OUR_STACK));
+        let trial = Trial::new(p.clone(), (class, detail), &t, left);
+        let _ = std::fs::remove_dir_all(self.scratch.join(&name));
+        Ok(trial)
     }
 
     /// Our import on a fresh copy of the source (`scratch/name/repo`), traced as `how`.
@@ -468,7 +484,7 @@ impl Migration<'_> {
 
     /// Our reader's view of the import's stack: nothing yet (no table), its refs and
     /// reflogs, or why it does not load.
-    fn our_view(&self, opts: &CaseOptions, repo: &Path) -> Result<Option<Snapshot>, String> {
+    fn our_view(&self, opts: &CaseOptions, repo: &Path) -> Imported {
         let stack = repo.join(OUR_STACK);
         let list = std::fs::read_to_string(stack.join("tables.list")).unwrap_or_default();
         if list.trim().is_empty() {
@@ -482,9 +498,13 @@ impl Migration<'_> {
 }
 
 /// What a faulted import came to: all or nothing, against the unfaulted import's stack.
+/// What our import left, as our reader reads it: a snapshot, none (no table), or why it
+/// cannot be read.
+type Imported = Result<Option<Snapshot>, String>;
+
 fn classify_import(
     said: &Reported,
-    after: &Result<Option<Snapshot>, String>,
+    after: &Imported,
     seen: &Result<Option<Snapshot>, String>,
 ) -> (Class, String) {
     let class = match (said, seen) {
