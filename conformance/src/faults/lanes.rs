@@ -6,6 +6,24 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
+
+/// [`map_in_lanes`] of the items taken before `deadline`: an item taken after it is not
+/// run, and the results end before the first such item (what a report lists is a prefix of
+/// the points, as when they ran one by one).
+pub fn before_deadline<T: Sync, R: Send>(
+    items: &[T],
+    lanes: usize,
+    deadline: Option<Instant>,
+    f: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    map_in_lanes(items, lanes, |i, item| {
+        (!crate::budget::past(deadline)).then(|| f(i, item))
+    })
+    .into_iter()
+    .map_while(|r| r)
+    .collect()
+}
 
 /// `f(i, item)` for every item, on `lanes` threads (at least one); the results in order.
 pub fn map_in_lanes<T: Sync, R: Send>(
@@ -45,5 +63,13 @@ mod tests {
             assert_eq!(got, want, "{lanes} lanes");
         }
         assert!(map_in_lanes(&[] as &[u32], 2, |_, x| *x).is_empty());
+    }
+
+    #[test]
+    fn nothing_is_run_past_the_deadline() {
+        let items: Vec<u32> = (0..10).collect();
+        let past = Some(Instant::now());
+        assert!(before_deadline(&items, 2, past, |_, x| *x).is_empty());
+        assert_eq!(before_deadline(&items, 2, None, |_, x| *x), items);
     }
 }

@@ -22,7 +22,7 @@ use crate::cases::case::{not_applicable, run_generated};
 use crate::cases::ours::refdb_options;
 use crate::faults::class::{Class, Reported};
 use crate::faults::config::FaultsConfig;
-use crate::faults::lanes::map_in_lanes;
+use crate::faults::lanes::before_deadline;
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
 use crate::faults::worker::{pool_spec, Work, WorkerSpec};
 use crate::migrate::replay::replay_on_files;
@@ -330,15 +330,10 @@ impl Migration<'_> {
         let all = fault_points(&calls, self.errnos);
         run.points = all.len();
         let points = spread(&all, max);
-        // Past the deadline a trial is not run (`None`), nor any after it in the report.
-        let tried = map_in_lanes(&points, lanes, |i, p| {
-            (!crate::budget::past(deadline)).then(|| self.trial(i, p, &before, &after))
-        });
-        for t in tried {
-            match t {
-                Some(t) => run.trials.push(t?),
-                None => break,
-            }
+        for t in before_deadline(&points, lanes, deadline, |i, p| {
+            self.trial(i, p, &before, &after)
+        }) {
+            run.trials.push(t?);
         }
         Ok(migrated)
     }
@@ -409,14 +404,10 @@ impl Migration<'_> {
         // A quarter of the operations' cap: the import's points are mostly reads of loose
         // refs, alike, and each clean refusal is tried again.
         let points = spread(&all, cfg.max_points / 4);
-        let tried = map_in_lanes(&points, cfg.jobs, |i, p| {
-            (!crate::budget::past(cfg.deadline)).then(|| self.our_trial(cfg, opts, i, p, &after))
-        });
-        for t in tried {
-            match t {
-                Some(t) => run.trials.push(t?),
-                None => break,
-            }
+        for t in before_deadline(&points, cfg.jobs, cfg.deadline, |i, p| {
+            self.our_trial(cfg, opts, i, p, &after)
+        }) {
+            run.trials.push(t?);
         }
         Ok(())
     }
@@ -497,16 +488,12 @@ impl Migration<'_> {
     }
 }
 
-/// What a faulted import came to: all or nothing, against the unfaulted import's stack.
 /// What our import left, as our reader reads it: a snapshot, none (no table), or why it
 /// cannot be read.
 type Imported = Result<Option<Snapshot>, String>;
 
-fn classify_import(
-    said: &Reported,
-    after: &Imported,
-    seen: &Result<Option<Snapshot>, String>,
-) -> (Class, String) {
+/// What a faulted import came to: all or nothing, against the unfaulted import's stack.
+fn classify_import(said: &Reported, after: &Imported, seen: &Imported) -> (Class, String) {
     let class = match (said, seen) {
         (Reported::Crashed(_), _) => Class::Crash,
         (_, Err(_)) => Class::UnloadableStack,

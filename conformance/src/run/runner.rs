@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::budget::Budget;
 
-use crate::finding::divergence::{Check, Divergence};
+use crate::finding::divergence::Divergence;
 
 use crate::cases::case::{run_concrete, run_generated_with_reach};
 use crate::cases::outcome::CaseResult;
@@ -514,10 +514,9 @@ pub fn minimize_dir(
 ) -> Option<(PathBuf, Vec<Op>)> {
     let file = CaseFile::read(dir).ok()?;
     let first = file.divergences.first()?;
-    let (check, class): (Check, &str) = (first.check, &first.class);
     let version = env.profile.git_version();
     let wanted = |d: &Divergence| {
-        d.check == check && d.class == class && known.matching(&version, d).is_none()
+        d.check == first.check && d.class == first.class && known.matching(&version, d).is_none()
     };
     let (ops, runs) =
         crate::cases::minimize::minimize(env, file.options, file.ops.clone(), &wanted, deadline);
