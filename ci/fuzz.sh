@@ -8,6 +8,7 @@
 #   ci/fuzz.sh --asan ...        AddressSanitizer build: nightly if installed, else stable
 #                                with RUSTC_BOOTSTRAP=1
 #   ci/fuzz.sh --grow ...        add new inputs to fuzz/corpus/<t> (default: a scratch copy)
+#   ci/fuzz.sh --build-only ...  install cargo-fuzz when missing and build, nothing more
 #
 # Installs cargo-fuzz when it is missing. Prints one summary line per target (execs/s,
 # coverage, features, corpus) and exits non-zero on a crash, leaving the reproducer in
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/../fuzz"
 time_per_target=60
 asan=0
 grow=0
+build_only=0
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,7 +28,8 @@ while [ $# -gt 0 ]; do
     --time) time_per_target="$2"; shift ;;
     --asan) asan=1 ;;
     --grow) grow=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --build-only) build_only=1 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
@@ -61,6 +64,9 @@ fi
 
 echo "fuzz.sh: building ${targets[*]} (${sanitizer[*]})"
 nice -n 19 cargo "${toolchain[@]}" fuzz build "${sanitizer[@]}" 2>&1 | tail -n 3
+if [ "$build_only" = 1 ]; then
+  exit 0
+fi
 triple=$(rustc -vV | sed -n 's/^host: //p')
 # cargo fuzz builds into CARGO_TARGET_DIR when it is set, else fuzz/target.
 bin_dir="${CARGO_TARGET_DIR:-target}/$triple/release"
