@@ -7,8 +7,6 @@
 #   ci/complexity.sh --update
 # and check that the gate bites with a planted regression (suppress_deletions) with
 #   ci/complexity.sh --plant-regression      (must exit 1)
-# and build only (what .ci/run starts in the background) with
-#   ci/complexity.sh --build-only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=1000,2000,4000,8000
@@ -17,9 +15,6 @@ COMMON=(--sizes "$SIZES" --no-git --suppress-max-size 4000 --compaction-max-size
 # the same features, so that script's build finds them built (a build of perf alone differs in
 # serde_json's features and rebuilt perf there, about 10 s on 2 cores).
 cargo build --release --locked -p reftable-cli -p perf --bin complexity --bin reftable --bin crafted
-if [[ "${1:-}" == "--build-only" ]]; then
-  exit 0
-fi
 BIN=${CARGO_TARGET_DIR:-target}/release/complexity
 if [[ "${1:-}" == "--update" ]]; then
   "$BIN" "${COMMON[@]}" --json perf/results/baseline.json
