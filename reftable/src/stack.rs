@@ -161,10 +161,16 @@ pub struct Stack {
 /// An open `tables.list` and the identity of the file it is.
 type ListPin = (File, FileId);
 
+/// Which file a path names, and the size and modification time it had. Writers replace
+/// `tables.list` by renaming a new file over it, and the pin holds the old one open, so its
+/// inode cannot be reused while pinned: the same device and inode mean the same list. The
+/// size and time also catch a list rewritten in place, which git never does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FileId {
     dev: u64,
     ino: u64,
+    len: u64,
+    mtime: (i64, i64),
 }
 
 fn meta_id(m: &std::fs::Metadata) -> Option<FileId> {
@@ -174,6 +180,8 @@ fn meta_id(m: &std::fs::Metadata) -> Option<FileId> {
         Some(FileId {
             dev: m.dev(),
             ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
         })
     }
     #[cfg(not(unix))]
@@ -416,10 +424,21 @@ impl Stack {
     }
 
     /// Re-read `tables.list` and open the tables it names, reusing tables already open. When
-    /// a table is missing because a concurrent compaction replaced it, the list is re-read and
-    /// the load retried (with growing, jittered delays, for up to about 3 seconds). On
-    /// failure the stack keeps its previous tables.
+    /// `tables.list` is still the file last read (one `stat`: the same file, size and time),
+    /// nothing is read, as git's `reftable_stack_reload` does. When a table is missing
+    /// because a concurrent compaction replaced it, the list is re-read and the load retried
+    /// (with growing, jittered delays, for up to about 3 seconds). On failure the stack keeps
+    /// its previous tables.
     pub fn reload(&mut self) -> Result<()> {
+        if self.list_unchanged() {
+            return Ok(());
+        }
+        self.reload_changed()
+    }
+
+    /// [`Stack::reload`] where the list is known to have changed (this stack just replaced
+    /// it, or found it changed), as git's commit and compaction reload without asking.
+    fn reload_changed(&mut self) -> Result<()> {
         let (names, pin, tables, opened) =
             reload_tables(&self.dir, &self.names, self.merged.tables(), || {
                 self.read_list_pinned()
@@ -447,17 +466,24 @@ impl Stack {
 
     /// Whether `tables.list` still names the loaded tables.
     pub fn is_up_to_date(&self) -> Result<bool> {
-        if let Some((_, id)) = &self.list_pin {
-            self.count_list_stats(1);
-            if file_id(&self.list_path) == Some(*id) {
-                return Ok(true);
-            }
+        if self.list_unchanged() {
+            return Ok(true);
         }
         self.count_list_stats(1);
         if !self.list_path.exists() {
             return Ok(self.names.is_empty());
         }
         Ok(self.read_list()? == self.names)
+    }
+
+    /// Whether `tables.list` is still the file the loaded tables were read from (one `stat`,
+    /// and none when no list was read).
+    fn list_unchanged(&self) -> bool {
+        let Some((_, id)) = &self.list_pin else {
+            return false;
+        };
+        self.count_list_stats(1);
+        file_id(&self.list_path) == Some(*id)
     }
 
     fn lock_list(&self) -> Result<LockFile> {
@@ -474,7 +500,7 @@ impl Stack {
         let lock = self.lock_list()?;
         if !planted!(NoReloadUnderLock, self.is_up_to_date()?, true) {
             if outdated == Outdated::Reload {
-                self.reload()?;
+                self.reload_changed()?;
             } else {
                 return Err(Error::new(
                     ErrorKind::Outdated,
@@ -596,7 +622,7 @@ impl Stack {
         self.commit_compacted_list(list_lock, &content, new_name.as_deref())?;
         crash_point!(CompactListRenamed);
         self.sync_dir()?;
-        self.reload()?;
+        self.reload_changed()?;
         for t in &tables {
             if !defect!(CompactedTablesKept) {
                 let _ = std::fs::remove_file(t.name());
@@ -945,7 +971,7 @@ impl Addition<'_> {
     /// auto-compaction are ignored, as in git: another process is compacting).
     fn after_commit(&mut self) -> Result<()> {
         self.stack.sync_dir()?;
-        self.stack.reload()?;
+        self.stack.reload_changed()?;
         if self.stack.opts.auto_compaction {
             match self.stack.auto_compact() {
                 Err(e) if matches!(e.kind(), ErrorKind::Lock | ErrorKind::Outdated) => {}
