@@ -45,7 +45,7 @@ use crate::finding::divergence::{Check, Divergence};
 use crate::git::driver::{TxnResult, UpdateRef};
 use crate::git::profile::Profile;
 use crate::model::Model;
-use crate::ops::{CaseOptions, Op};
+use crate::ops::{CaseOptions, LogRefsOpt, Op};
 use crate::setup::env::{init_repo, Env};
 
 /// How many cases share one files-backend twin: it costs a libgit2 write and read-back per
@@ -419,10 +419,16 @@ fn copy_stack(git_stack: &Path, ours: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A files-backend repository and the twin reading it (SHA-1 cases only).
+/// A files-backend repository and the twin reading it (SHA-1 cases only). It keeps no
+/// reflogs: the twin is compared on refs only, and a reflog costs libgit2 a `HEAD` lookup and
+/// a file append for each ref it writes.
 fn files_twin(env: &Env, opts: &CaseOptions) -> Result<(tempfile::TempDir, Twin), String> {
     let dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
-    init_repo(env, dir.path(), "files", opts)?;
+    let unlogged = CaseOptions {
+        log_refs: LogRefsOpt::False,
+        ..*opts
+    };
+    init_repo(env, dir.path(), "files", &unlogged)?;
     let t = Twin::open(dir.path())?;
     Ok((dir, t))
 }
