@@ -11,7 +11,26 @@ pub(crate) type Tables = Vec<(String, std::sync::Arc<Vec<u8>>)>;
 pub(crate) type TableCache = std::collections::HashMap<std::path::PathBuf, std::sync::Arc<Vec<u8>>>;
 
 pub(crate) fn tables_cached(dir: &Path, cache: &mut TableCache) -> Tables {
-    let list = std::fs::read_to_string(dir.join("tables.list")).unwrap_or_default();
+    tables_listed(dir, &list_bytes(dir), cache)
+}
+
+/// A stack's tables and its directory's files, with `tables.list` read once for both.
+pub(crate) fn stack_cached(dir: &Path, cache: &mut TableCache) -> (Tables, StackFiles) {
+    let list = list_bytes(dir);
+    (
+        tables_listed(dir, &list, cache),
+        StackFiles::with_list(dir, &list),
+    )
+}
+
+/// The bytes of `tables.list` in `dir` (none when it cannot be read).
+fn list_bytes(dir: &Path) -> Vec<u8> {
+    std::fs::read(dir.join("tables.list")).unwrap_or_default()
+}
+
+/// The tables `list` names (none when it is not UTF-8).
+fn tables_listed(dir: &Path, list: &[u8], cache: &mut TableCache) -> Tables {
+    let list = std::str::from_utf8(list).unwrap_or_default();
     list.lines()
         .map(|n| {
             let stem = n.rsplit_once('-').map_or(n, |x| x.0).to_string();
@@ -40,6 +59,11 @@ pub(crate) struct StackFiles {
 
 impl StackFiles {
     pub(crate) fn of(dir: &Path) -> StackFiles {
+        StackFiles::with_list(dir, &list_bytes(dir))
+    }
+
+    /// The files of `dir`, whose `tables.list` holds `list`.
+    fn with_list(dir: &Path, list: &[u8]) -> StackFiles {
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .map(|d| {
                 d.flatten()
@@ -48,7 +72,6 @@ impl StackFiles {
             })
             .unwrap_or_default();
         names.sort();
-        let list = std::fs::read(dir.join("tables.list")).unwrap_or_default();
         let list = list
             .split_inclusive(|&b| b == b'\n')
             .flat_map(|l| match std::str::from_utf8(l) {

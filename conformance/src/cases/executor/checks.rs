@@ -20,7 +20,7 @@ use crate::cases::outcome::Cost;
 
 use crate::model::{MValue, Model, SYMREF_READS};
 use crate::snapshot::{SValue, Snapshot};
-use crate::stack_files::{copy_dir, tables, tables_cached, StackFiles, Tables};
+use crate::stack_files::{copy_dir, stack_cached, tables, tables_cached, StackFiles, Tables};
 
 fn fingerprint(t: &Tables) -> u64 {
     let mut h = DefaultHasher::new();
@@ -237,8 +237,8 @@ impl Executor<'_> {
     fn check_bytes(&mut self) -> Option<Tables> {
         let git_stack = self.repo.path().join(".git/reftable");
         self.count(Check::Bytes);
-        let theirs_tables = tables_cached(&git_stack, &mut self.table_cache);
-        let ours_tables = tables_cached(self.ours_dir.path(), &mut self.table_cache);
+        let (theirs_tables, git_files) = stack_cached(&git_stack, &mut self.table_cache);
+        let (ours_tables, files) = stack_cached(self.ours_dir.path(), &mut self.table_cache);
         if self.table_cache.len() > 4096 {
             self.table_cache.clear();
         }
@@ -246,8 +246,7 @@ impl Executor<'_> {
             self.diverge(Check::Bytes, "bytes differ", d);
             return None;
         }
-        let files = StackFiles::of(self.ours_dir.path());
-        if let Some(d) = StackFiles::difference(&files, &StackFiles::of(&git_stack)) {
+        if let Some(d) = StackFiles::difference(&files, &git_files) {
             self.diverge(Check::Bytes, "stack files differ", d);
             return None;
         }

@@ -31,7 +31,7 @@ use crate::model::{MEntry, MValue};
 use crate::ops::Update;
 use crate::setup::pool::PoolObjects;
 use crate::snapshot::{SValue, Snapshot};
-use crate::stack_files::{tables_cached, StackFiles, Tables};
+use crate::stack_files::{stack_cached, tables_cached, StackFiles, Tables};
 
 /// Whether two `for-each-ref` listings (`name oid peeled symref` lines) differ in the
 /// `%(symref)` field of symrefs alone (lines whose expected field names a ref).
@@ -198,14 +198,13 @@ impl Executor<'_> {
         let git_stack = self.git_worktree_stack();
         let ours_stack = wt.ours_stack();
         self.count(Check::Bytes);
-        let theirs = tables_cached(&git_stack, &mut self.table_cache);
-        let ours = tables_cached(&ours_stack, &mut self.table_cache);
+        let (theirs, git_files) = stack_cached(&git_stack, &mut self.table_cache);
+        let (ours, files) = stack_cached(&ours_stack, &mut self.table_cache);
         if let Some(d) = first_difference(&ours, &theirs) {
             self.diverge(Check::Bytes, "bytes differ", format!("worktree stack: {d}"));
             return;
         }
-        let files = StackFiles::of(&ours_stack);
-        if let Some(d) = StackFiles::difference(&files, &StackFiles::of(&git_stack)) {
+        if let Some(d) = StackFiles::difference(&files, &git_files) {
             self.diverge(
                 Check::Bytes,
                 "stack files differ",
