@@ -3,27 +3,51 @@
 //! from it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use reftable::HashId;
+use reftable_testkit::process::run_in_group_capturing;
 
 use crate::git::driver::Git;
 use crate::git::profile::Profile;
 use crate::ops::CaseOptions;
 use crate::setup::pool::ObjectPool;
 
-/// Where scratch repositories go: a tmpfs when there is one (the gate writes and fsyncs many
-/// small files), else the system's temporary directory.
+/// What `/dev/shm` must have free to take the scratch repositories (a container's is often
+/// 64 MiB, and others may share it): over ten times what they took at their peak in a
+/// default run on two lanes (2.6 MiB, `du` sampled every 0.3 s) and in a damaged run
+/// (1 MiB). A tmpfs with less is passed over for the temporary directory.
+const SHM_ROOM: u64 = 32 << 20;
+
+/// Where scratch repositories go: a tmpfs when there is one with room (the gate writes and
+/// fsyncs many small files), else the system's temporary directory.
+/// `REFTABLE_CONFORMANCE_TMP` names another place.
 pub fn scratch_base() -> PathBuf {
     if let Some(p) = std::env::var_os("REFTABLE_CONFORMANCE_TMP") {
         return PathBuf::from(p);
     }
     let shm = Path::new("/dev/shm");
-    let writable = tempfile::tempdir_in(shm).is_ok();
-    if writable {
+    // Where `df` cannot say, the tmpfs is taken as before.
+    let roomy = free_bytes(shm).map_or(true, |free| free >= SHM_ROOM);
+    if roomy && tempfile::tempdir_in(shm).is_ok() {
         shm.to_path_buf()
     } else {
         std::env::temp_dir()
     }
+}
+
+/// The bytes free on the file system of `path`, as `df -Pk` reports them (`None` where it
+/// cannot run or says something else).
+fn free_bytes(path: &Path) -> Option<u64> {
+    let mut df = std::process::Command::new("df");
+    df.arg("-Pk").arg(path);
+    let (exit, out, _) = run_in_group_capturing(&mut df, Duration::from_secs(10)).ok()?;
+    exit.success().then(|| df_free_kib(&out)).flatten()?.checked_mul(1024)
+}
+
+/// The "Available" column of `df -P`'s one line of figures, in KiB.
+fn df_free_kib(out: &str) -> Option<u64> {
+    out.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// Everything a run against one git shares: the git, its probed profile, a scratch
@@ -137,4 +161,23 @@ pub(crate) fn init_repo(
         .open(dir.join(".git/config"))
         .and_then(|mut f| f.write_all(config.as_bytes()))
         .map_err(|e| format!("config: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_available_column_of_df() {
+        let out = "Filesystem     1024-blocks  Used Available Capacity Mounted on\n\
+                   shm                  65536  1024     64512       2% /dev/shm\n";
+        assert_eq!(df_free_kib(out), Some(64512));
+        assert_eq!(df_free_kib("Filesystem 1024-blocks\n"), None);
+        assert_eq!(df_free_kib(""), None);
+    }
+
+    #[test]
+    fn df_answers_for_the_root() {
+        assert!(free_bytes(Path::new("/")).is_some_and(|b| b > 0));
+    }
 }
