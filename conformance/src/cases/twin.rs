@@ -12,11 +12,20 @@ use git2::{ErrorCode, Repository};
 use crate::ops::{Update, Value};
 use crate::snapshot::SValue;
 
+/// What a write points a ref at.
+enum To<'a> {
+    Object(git2::Oid),
+    Ref(&'a str),
+}
+
 /// A files-backend repository driven through libgit2.
 pub struct Twin {
     repo: Repository,
     /// The names written since [`Twin::take_written`] last took them.
     written: RefCell<BTreeSet<String>>,
+    /// The identity its writes are made with. The twin keeps no reflogs, so it is never
+    /// written; given, it spares libgit2 a config snapshot and a clock read per ref.
+    who: git2::Signature<'static>,
 }
 
 impl Twin {
@@ -26,9 +35,12 @@ impl Twin {
         git2::opts::strict_object_creation(false);
         let repo = Repository::open(dir)
             .map_err(|e| format!("libgit2 cannot open {}: {e}", dir.display()))?;
+        let who = git2::Signature::new("twin", "twin@example.com", &git2::Time::new(0, 0))
+            .map_err(|e| e.to_string())?;
         Ok(Twin {
             repo,
             written: RefCell::default(),
+            who,
         })
     }
 
@@ -88,10 +100,7 @@ impl Twin {
             self.wrote(&target);
             let res = match &u.new {
                 None => Ok(()),
-                Some(Value::Symref(t)) => self
-                    .repo
-                    .reference_symbolic(&target, t, true, message)
-                    .map(|_| ()),
+                Some(Value::Symref(t)) => self.write(&target, To::Ref(t), message),
                 Some(Value::Oid(h)) => {
                     let id = git2::Oid::from_str(h).map_err(|e| e.to_string())?;
                     if id.is_zero() {
@@ -101,13 +110,25 @@ impl Twin {
                             Err(e) => Err(e),
                         }
                     } else {
-                        self.repo.reference(&target, id, true, message).map(|_| ())
+                        self.write(&target, To::Object(id), message)
                     }
                 }
             };
             res.map_err(|e| format!("libgit2: {}: {e}", u.refname))?;
         }
         Ok(())
+    }
+
+    /// Point `name` at `to`, whatever it held: one libgit2 transaction, which takes the
+    /// identity it is given where `reference` would take a snapshot of the config to find one.
+    fn write(&self, name: &str, to: To<'_>, message: &str) -> Result<(), git2::Error> {
+        let mut tx = self.repo.transaction()?;
+        tx.lock_ref(name)?;
+        match to {
+            To::Object(id) => tx.set_target(name, id, Some(&self.who), message)?,
+            To::Ref(t) => tx.set_symbolic_target(name, t, Some(&self.who), message)?,
+        }
+        tx.commit()
     }
 
     /// `git branch -m/-c` git accepted: libgit2's own rename (a copy is a create), then, with
@@ -129,7 +150,7 @@ impl Twin {
             let id = r
                 .target()
                 .ok_or_else(|| format!("libgit2: {old} is not a direct ref"))?;
-            self.repo.reference(new, id, true, "copy").map_err(e)?;
+            self.write(new, To::Object(id), "copy").map_err(e)?;
             return Ok(());
         }
         let was_head = matches!(self.read("HEAD"), Some(Value::Symref(t)) if t == old);
@@ -137,9 +158,7 @@ impl Twin {
         // libgit2's rename points HEAD at the new name itself; `git refs rename` does not.
         if was_head {
             let target = if follow_head { new } else { old };
-            self.repo
-                .reference_symbolic("HEAD", target, true, "rename")
-                .map_err(e)?;
+            self.write("HEAD", To::Ref(target), "rename").map_err(e)?;
         }
         Ok(())
     }
