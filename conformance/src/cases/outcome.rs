@@ -59,6 +59,9 @@ pub struct CaseResult {
     /// (`end: …`): wall time of this case's thread, git's processes included.
     #[serde(default)]
     pub check_costs: BTreeMap<String, Cost>,
+    /// Whether the files-backend twin followed the case from its start.
+    #[serde(default)]
+    pub twin_followed: bool,
     /// Whether the files-backend twin was retired (libgit2 cannot represent a state git
     /// accepted, such as a deleted HEAD or a symref loop).
     pub twin_retired: Option<String>,

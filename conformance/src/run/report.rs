@@ -124,6 +124,12 @@ pub struct GitSection {
     /// End-of-case probes not made because their scenario could not be set up on a case's
     /// final state, by probe.
     pub probes_skipped: BTreeMap<String, u64>,
+    /// Cases the files-backend twin followed from their start.
+    #[serde(default)]
+    pub twin_cases: u64,
+    /// Of those, the ones where it was retired before their end, by reason (its shape).
+    #[serde(default)]
+    pub twin_retired: BTreeMap<String, u64>,
     /// Wall seconds in each check over this git's cases, after steps (`step: …`) and at
     /// cases' ends (`end: …`; each case's thread, git's processes included), and runs.
     pub check_costs: BTreeMap<String, crate::cases::outcome::Cost>,
@@ -393,6 +399,15 @@ fn md_git_section(s: &mut String, g: &GitSection) {
         s.push_str(&format!(
             "- probe not made in {n} cases, its scenario not set up: {probe}\n"
         ));
+    }
+    let retired: u64 = g.twin_retired.values().sum();
+    s.push_str(&format!(
+        "- the files-backend twin followed {} cases, {} of them to their end\n",
+        g.twin_cases,
+        g.twin_cases.saturating_sub(retired)
+    ));
+    for (why, n) in &g.twin_retired {
+        s.push_str(&format!("- the twin retired in {n} cases: {why}\n"));
     }
     s.push('\n');
     if !g.check_costs.is_empty() {

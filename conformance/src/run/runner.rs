@@ -347,6 +347,11 @@ fn record_case(
     for (probe, n) in &result.probes_skipped {
         *sec.probes_skipped.entry(probe.clone()).or_default() += n;
     }
+    sec.twin_cases += u64::from(result.twin_followed);
+    if let Some(why) = &result.twin_retired {
+        let shape = crate::finding::shape::detail_shape(why);
+        *sec.twin_retired.entry(shape).or_default() += 1;
+    }
     for (label, n) in &result.variants {
         *sec.variants.entry(label.clone()).or_default() += n;
     }

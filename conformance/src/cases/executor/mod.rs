@@ -157,6 +157,7 @@ impl<'e> Executor<'e> {
         } else {
             None
         };
+        let twin_followed = twin.is_some();
         let interleave_repo = if opts.interleave {
             Some(interleave_repo(env, &opts, ours_dir.path())?)
         } else {
@@ -196,6 +197,7 @@ impl<'e> Executor<'e> {
             last_faults: None,
             result: CaseResult {
                 options: Some(opts),
+                twin_followed,
                 ..Default::default()
             },
         };
