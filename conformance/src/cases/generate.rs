@@ -596,7 +596,11 @@ impl Resolver {
         // then without a message. Of a missing branch one in two: a run draws few of them,
         // and one in three left a default run on master without one.
         let missing = !model.refs.contains_key(&old);
-        let via_refs = if missing { b % 2 == 1 } else { (a ^ b) % 3 == 0 };
+        let via_refs = if missing {
+            b % 2 == 1
+        } else {
+            (a ^ b) % 3 == 0
+        };
         let refs_rename = (self.refs_writes && !copy && !force && via_refs).then(|| {
             if b % 4 == 0 {
                 String::new()

@@ -42,7 +42,10 @@ fn free_bytes(path: &Path) -> Option<u64> {
     let mut df = std::process::Command::new("df");
     df.arg("-Pk").arg(path);
     let (exit, out, _) = run_in_group_capturing(&mut df, Duration::from_secs(10)).ok()?;
-    exit.success().then(|| df_free_kib(&out)).flatten()?.checked_mul(1024)
+    if !exit.success() {
+        return None;
+    }
+    df_free_kib(&out)?.checked_mul(1024)
 }
 
 /// The "Available" column of `df -P`'s one line of figures, in KiB.
