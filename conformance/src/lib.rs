@@ -66,6 +66,7 @@ pub mod faults;
 pub mod finding;
 pub mod git;
 pub mod impls;
+pub mod lanes;
 pub mod migrate;
 pub mod mode;
 pub mod powerloss;

@@ -74,18 +74,11 @@ pub fn run_damaged(
         cfg,
         bases: &bases,
         work: work.path(),
-        next: AtomicU64::new(0),
         commands: AtomicU64::new(0),
         found: Mutex::new(Tally::default()),
         failed: AtomicBool::new(false),
     };
-    std::thread::scope(|s| {
-        for job in 0..cfg.jobs.max(1) {
-            let workers = &workers;
-            s.spawn(move || workers.work(job, start));
-        }
-    });
-    let trials = workers.next.load(Ordering::SeqCst).min(cfg.trials);
+    let trials = workers.work(start);
     let Tally { findings, outcomes } = workers.found.into_inner().expect("lock");
     let mut report = DamageReport {
         git: env.git.bin().display().to_string(),

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::lanes::take_in_turn;
 use crate::setup::env::Env;
 
 use super::base::Base;
@@ -29,8 +30,6 @@ pub(crate) struct Workers<'a> {
     pub(crate) bases: &'a [Base],
     /// The run's scratch directory (a `trial-JOB` and a `gdb-JOB` per worker).
     pub(crate) work: &'a Path,
-    /// The next trial number to take.
-    pub(crate) next: AtomicU64,
     /// Commands run so far (git's and ours).
     pub(crate) commands: AtomicU64,
     /// What was found so far.
@@ -40,21 +39,20 @@ pub(crate) struct Workers<'a> {
 }
 
 impl Workers<'_> {
-    /// Worker `job`: take trials until every one is taken, the budget counted from `start`
-    /// is spent, or (fail-fast) one found something on our side.
-    pub(crate) fn work(&self, job: usize, start: Instant) {
-        loop {
-            // The budget is looked at before a trial number is taken, so that the numbers
-            // taken are the trials run.
-            if self.failed.load(Ordering::SeqCst) || start.elapsed() > self.cfg.budget {
-                break;
-            }
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
+    /// The trials on `cfg.jobs` lanes, until every one is taken, the budget counted from
+    /// `start` is spent, or (fail-fast) one found something on our side; how many ran.
+    pub(crate) fn work(&self, start: Instant) -> u64 {
+        // The budget is looked at before a trial number is taken, so that the numbers
+        // taken are the trials run.
+        let go = || !self.failed.load(Ordering::SeqCst) && start.elapsed() <= self.cfg.budget;
+        let taken = take_in_turn(self.cfg.jobs, go, |job, i| {
             if i >= self.cfg.trials {
-                break;
+                return false;
             }
             self.trial(job, i);
-        }
+            true
+        });
+        taken.min(self.cfg.trials)
     }
 
     /// Trial `i` on worker `job` (skipped when its damaged copy cannot be prepared).

@@ -22,9 +22,9 @@ use crate::cases::case::{not_applicable, run_generated};
 use crate::cases::ours::refdb_options;
 use crate::faults::class::{Class, Reported};
 use crate::faults::config::FaultsConfig;
-use crate::faults::lanes::before_deadline;
 use crate::faults::trial::{reported, spread, Side, SideRun, Trial};
 use crate::faults::worker::{pool_spec, Work, WorkerSpec};
+use crate::lanes::before_deadline;
 use crate::migrate::replay::replay_on_files;
 use crate::ops::CaseOptions;
 use crate::setup::env::Env;
@@ -330,6 +330,10 @@ impl Migration<'_> {
         let all = fault_points(&calls, self.errnos);
         run.points = all.len();
         let points = spread(&all, max);
+        // Each point is tried on a copy of its own, so the points go to `lanes` threads: a
+        // faults run's cases already run one per core, and this keeps the cores busy when
+        // one case's migration outlasts the others' (300 refs make 400 points, a small case
+        // 50).
         for t in before_deadline(&points, lanes, deadline, |i, p| {
             self.trial(i, p, &before, &after)
         }) {

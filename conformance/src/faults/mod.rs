@@ -26,7 +26,6 @@ pub mod class;
 pub mod cli;
 pub mod config;
 pub mod finding_dir;
-pub mod lanes;
 pub mod migration;
 pub mod observe;
 pub mod report;
@@ -35,7 +34,6 @@ pub mod worker;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -43,6 +41,7 @@ use crate::cases::case::{not_applicable, run_generated};
 use crate::defects::registry::{ExpectedSet, Mode};
 use crate::finding::script::{git_invocation, sh_quote, ticks};
 use crate::git::version::GitVersion;
+use crate::lanes::take_in_turn;
 use crate::ops::Op;
 use crate::setup::env::{init_repo, Env};
 use reftable_testkit::rng::Rng;
@@ -93,16 +92,11 @@ pub fn run_faults(
         env,
         cfg,
         scratch: &scratch,
-        next: AtomicU64::new(0),
         filing: Mutex::new(filing),
         done: Mutex::new(Vec::new()),
         stop: Mutex::new(None),
     };
-    std::thread::scope(|s| {
-        for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| run.worker());
-        }
-    });
+    take_in_turn(cfg.jobs, || !run.stopped(), |_, index| run.take(index));
     let mut done = run.done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_by_key(|c| c.0);
     for (_, ops, migrations) in done {
@@ -134,8 +128,6 @@ struct CaseRun<'a> {
     env: &'a Env,
     cfg: &'a FaultsConfig,
     scratch: &'a Path,
-    /// The next case to take.
-    next: AtomicU64,
     filing: Mutex<Filing<'a>>,
     /// Each case's index, operations and migrations.
     done: Mutex<Vec<CaseDone>>,
@@ -143,29 +135,30 @@ struct CaseRun<'a> {
 }
 
 impl CaseRun<'_> {
-    /// Take cases until none is left, the budget is used or a case stops the run.
-    fn worker(&self) {
-        let stopped = || {
-            self.stop
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_some()
-        };
-        loop {
-            let index = self.next.fetch_add(1, Ordering::SeqCst);
-            if self.cfg.cases.is_some_and(|n| index >= n) || stopped() {
-                return;
+    /// Whether a case or the budget stopped the run.
+    fn stopped(&self) -> bool {
+        (self.stop.lock().unwrap_or_else(|e| e.into_inner())).is_some()
+    }
+
+    /// Run case `index` unless the cases or the budget are used up, or (`--fail-fast`) the
+    /// case fails the run: whether its lane goes on.
+    fn take(&self, index: u64) -> bool {
+        if self.cfg.cases.is_some_and(|n| index >= n) {
+            return false;
+        }
+        if crate::budget::past(self.cfg.deadline) {
+            self.stop_with(Stop::Why("time budget used".into()));
+            return false;
+        }
+        match self.case(index) {
+            Ok(clean) if clean || !self.cfg.fail_fast => true,
+            Ok(_) => {
+                self.stop_with(Stop::Why("--fail-fast: a defect that fails the run".into()));
+                false
             }
-            if crate::budget::past(self.cfg.deadline) {
-                self.stop_with(Stop::Why("time budget used".into()));
-                return;
-            }
-            match self.case(index) {
-                Ok(clean) if clean || !self.cfg.fail_fast => {}
-                Ok(_) => {
-                    self.stop_with(Stop::Why("--fail-fast: a defect that fails the run".into()))
-                }
-                Err(e) => self.stop_with(Stop::Error(e)),
+            Err(e) => {
+                self.stop_with(Stop::Error(e));
+                false
             }
         }
     }

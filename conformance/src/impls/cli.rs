@@ -2,7 +2,6 @@
 //! role on the gate's generated cases and compared with git; the conformance matrix.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -17,6 +16,7 @@ use crate::impls::report::ImplReport;
 use crate::impls::svg::matrix_svg;
 use crate::impls::tally::Tally;
 use crate::impls::which::{adapter_command, workspace};
+use crate::lanes::take_in_turn;
 use crate::mode::args::{default_jobs, Common};
 use crate::mode::report::{finish, pretty, ModeReport};
 use crate::setup::env::Env;
@@ -147,33 +147,28 @@ fn run_cases<'a>(
     a: &ImplArgs,
     spec: &(dyn Fn(u64) -> CaseSpec<'a> + Sync),
 ) -> Result<(Tally, u64, std::collections::BTreeMap<String, u64>), String> {
-    let next = AtomicU64::new(0);
     let out = Mutex::new((Tally::default(), 0u64, std::collections::BTreeMap::new()));
     let broken: Mutex<Option<String>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..a.jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= a.cases || broken.lock().expect("lock").is_some() {
-                    break;
-                }
-                let run = run_case(env, &spec(i));
-                let mut o = out.lock().expect("lock");
-                match run {
-                    Ok(CaseRun::Ran(t)) => {
-                        o.0.add(t);
-                        o.1 += 1;
-                    }
-                    Ok(CaseRun::Skipped(why)) => *o.2.entry(why).or_insert(0) += 1,
-                    Err(e) => {
-                        broken
-                            .lock()
-                            .expect("lock")
-                            .get_or_insert(format!("case {i}: {e}"));
-                    }
-                }
-            });
+    let go = || broken.lock().expect("lock").is_none();
+    take_in_turn(a.jobs, go, |_, i| {
+        if i >= a.cases {
+            return false;
         }
+        let run = run_case(env, &spec(i));
+        let mut o = out.lock().expect("lock");
+        match run {
+            Ok(CaseRun::Ran(t)) => {
+                o.0.add(t);
+                o.1 += 1;
+            }
+            Ok(CaseRun::Skipped(why)) => *o.2.entry(why).or_insert(0) += 1,
+            Err(e) => {
+                let mut b = broken.lock().expect("lock");
+                b.get_or_insert(format!("case {i}: {e}"));
+                return false;
+            }
+        }
+        true
     });
     if let Some(e) = broken.into_inner().expect("lock") {
         return Err(e);

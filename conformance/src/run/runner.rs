@@ -3,13 +3,14 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::budget::Budget;
 
 use crate::finding::divergence::Divergence;
+use crate::lanes::take_in_turn;
 
 use crate::cases::case::{run_concrete, run_generated_with_reach};
 use crate::cases::outcome::CaseResult;
@@ -81,7 +82,6 @@ pub fn run_within(
     let report = new_report(envs, known, cfg);
     let list = CaseList::new(cfg, envs.len());
     let bar = progress_bar(list.len(), terminal);
-    let next = AtomicUsize::new(0);
     let shared = Mutex::new((report, Vec::<Pending>::new()));
     // Cases may start until the budget's end less a margin; once an unexpected divergence
     // waits to be minimized, only within the case share.
@@ -98,31 +98,27 @@ pub fn run_within(
     };
     let start = Instant::now();
     let cpu_start = crate::cpu::CpuTimes::now();
-    std::thread::scope(|s| {
-        for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| {
-                while !halted.load(Ordering::SeqCst) && budget.may_start(case_end()) {
-                    let Some((index, g)) = list.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                        break;
-                    };
-                    let case = match run_case(envs, known, cfg, index, g) {
-                        Ok(case) => case,
-                        Err(e) => {
-                            broken.lock().expect("lock").get_or_insert(e);
-                            halted.store(true, Ordering::SeqCst);
-                            break;
-                        }
-                    };
-                    if case.records.iter().any(|r| r.expected.is_none()) {
-                        diverged.store(true, Ordering::SeqCst);
-                        budget.failed();
-                    }
-                    let mut guard = shared.lock().expect("lock");
-                    let (r, pending) = &mut *guard;
-                    record_case(r, pending, &envs[g], known, &bar, case);
-                }
-            });
+    let go = || !halted.load(Ordering::SeqCst) && budget.may_start(case_end());
+    take_in_turn(cfg.jobs, go, |_, n| {
+        let Some((index, g)) = list.get(n) else {
+            return false;
+        };
+        let case = match run_case(envs, known, cfg, index, g) {
+            Ok(case) => case,
+            Err(e) => {
+                broken.lock().expect("lock").get_or_insert(e);
+                halted.store(true, Ordering::SeqCst);
+                return false;
+            }
+        };
+        if case.records.iter().any(|r| r.expected.is_none()) {
+            diverged.store(true, Ordering::SeqCst);
+            budget.failed();
         }
+        let mut guard = shared.lock().expect("lock");
+        let (r, pending) = &mut *guard;
+        record_case(r, pending, &envs[g], known, &bar, case);
+        true
     });
     bar.finish_and_clear();
     if let Some(e) = broken.into_inner().expect("lock") {
@@ -176,10 +172,10 @@ impl CaseList {
     }
 
     /// Item `i`, or `None` past the end.
-    fn get(&self, i: usize) -> Option<(u64, usize)> {
-        let round = (i / self.gits) as u64;
-        let index = self.first.checked_add(round.checked_mul(self.step)?)?;
-        (index < self.cases).then_some((index, i % self.gits))
+    fn get(&self, i: u64) -> Option<(u64, usize)> {
+        let gits = self.gits as u64;
+        let index = self.first.checked_add((i / gits).checked_mul(self.step)?)?;
+        (index < self.cases).then_some((index, (i % gits) as usize))
     }
 
     /// Items in the list (`u64::MAX` when it has no end).
