@@ -12,20 +12,11 @@ use git2::{ErrorCode, Repository};
 use crate::ops::{Update, Value};
 use crate::snapshot::SValue;
 
-/// What a write points a ref at.
-enum To<'a> {
-    Object(git2::Oid),
-    Ref(&'a str),
-}
-
 /// A files-backend repository driven through libgit2.
 pub struct Twin {
     repo: Repository,
     /// The names written since [`Twin::take_written`] last took them.
     written: RefCell<BTreeSet<String>>,
-    /// The identity its writes are made with. The twin keeps no reflogs, so it is never
-    /// written; given, it spares libgit2 a config snapshot and a clock read per ref.
-    who: git2::Signature<'static>,
 }
 
 impl Twin {
@@ -35,12 +26,9 @@ impl Twin {
         git2::opts::strict_object_creation(false);
         let repo = Repository::open(dir)
             .map_err(|e| format!("libgit2 cannot open {}: {e}", dir.display()))?;
-        let who = git2::Signature::new("twin", "twin@example.com", &git2::Time::new(0, 0))
-            .map_err(|e| e.to_string())?;
         Ok(Twin {
             repo,
             written: RefCell::default(),
-            who,
         })
     }
 
@@ -100,7 +88,10 @@ impl Twin {
             self.wrote(&target);
             let res = match &u.new {
                 None => Ok(()),
-                Some(Value::Symref(t)) => self.write(&target, To::Ref(t), message),
+                Some(Value::Symref(t)) => self
+                    .repo
+                    .reference_symbolic(&target, t, true, message)
+                    .map(|_| ()),
                 Some(Value::Oid(h)) => {
                     let id = git2::Oid::from_str(h).map_err(|e| e.to_string())?;
                     if id.is_zero() {
@@ -110,25 +101,13 @@ impl Twin {
                             Err(e) => Err(e),
                         }
                     } else {
-                        self.write(&target, To::Object(id), message)
+                        self.repo.reference(&target, id, true, message).map(|_| ())
                     }
                 }
             };
             res.map_err(|e| format!("libgit2: {}: {e}", u.refname))?;
         }
         Ok(())
-    }
-
-    /// Point `name` at `to`, whatever it held: one libgit2 transaction, which takes the
-    /// identity it is given where `reference` would take a snapshot of the config to find one.
-    fn write(&self, name: &str, to: To<'_>, message: &str) -> Result<(), git2::Error> {
-        let mut tx = self.repo.transaction()?;
-        tx.lock_ref(name)?;
-        match to {
-            To::Object(id) => tx.set_target(name, id, Some(&self.who), message)?,
-            To::Ref(t) => tx.set_symbolic_target(name, t, Some(&self.who), message)?,
-        }
-        tx.commit()
     }
 
     /// `git branch -m/-c` git accepted: libgit2's own rename (a copy is a create), then, with
@@ -150,7 +129,7 @@ impl Twin {
             let id = r
                 .target()
                 .ok_or_else(|| format!("libgit2: {old} is not a direct ref"))?;
-            self.write(new, To::Object(id), "copy").map_err(e)?;
+            self.repo.reference(new, id, true, "copy").map_err(e)?;
             return Ok(());
         }
         let was_head = matches!(self.read("HEAD"), Some(Value::Symref(t)) if t == old);
@@ -158,7 +137,9 @@ impl Twin {
         // libgit2's rename points HEAD at the new name itself; `git refs rename` does not.
         if was_head {
             let target = if follow_head { new } else { old };
-            self.write("HEAD", To::Ref(target), "rename").map_err(e)?;
+            self.repo
+                .reference_symbolic("HEAD", target, true, "rename")
+                .map_err(e)?;
         }
         Ok(())
     }
@@ -198,6 +179,38 @@ mod tests {
             new: Some(new),
             old: None,
             no_deref: false,
+        }
+    }
+
+    /// A ref libgit2 cannot look up (a generated name can be 4,035 bytes; libgit2 takes
+    /// names shorter than 1,024) is refused when written, which retires the twin: never a
+    /// write reported done that does not read back (as through libgit2's transactions).
+    #[test]
+    fn a_write_it_reports_done_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        // As the twin's repository is made: no reflogs.
+        repo.config()
+            .unwrap()
+            .set_bool("core.logAllRefUpdates", false)
+            .unwrap();
+        let twin = Twin::open(dir.path()).unwrap();
+        let a = "a".repeat(40);
+        for len in [100, 1023, 1024, 4035] {
+            let name = crate::cases::generate::name_of_length(len, "t");
+            if twin
+                .apply(&[update(&name, Value::Oid(a.clone()))], "m")
+                .is_ok()
+            {
+                let v = twin.value(&name);
+                assert_eq!(
+                    v,
+                    Some(SValue::Oid(a.clone(), None)),
+                    "a name of {len} bytes"
+                );
+            } else {
+                assert!(len >= 1024, "a name of {len} bytes refused");
+            }
         }
     }
 
