@@ -34,8 +34,26 @@ use crate::snapshot::{SValue, Snapshot};
 use crate::stack_files::{stack_cached, tables_cached, StackFiles, Tables};
 
 /// Whether two `for-each-ref` listings (`name oid peeled symref` lines) differ in the
-/// `%(symref)` field of symrefs alone (lines whose expected field names a ref).
+/// `%(symref)` field of symrefs alone (lines whose expected field names a ref). The known
+/// defect's bytes can hold a newline: a line of `view` that does not start with a ref's
+/// name (`refs/…`, or a root ref's capitals) is the rest of the line before it.
 fn only_symref_column_differs(view: &[String], expect: &[String]) -> bool {
+    let starts_a_ref = |l: &str| {
+        let name = l.split(' ').next().unwrap_or("");
+        name.starts_with("refs/")
+            || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
+    };
+    let mut records: Vec<String> = Vec::new();
+    for l in view {
+        match records.last_mut() {
+            Some(last) if !starts_a_ref(l) => {
+                last.push('\n');
+                last.push_str(l);
+            }
+            _ => records.push(l.clone()),
+        }
+    }
+    let view = records.as_slice();
     // Name, id and peeled id from the left (none has a space); the rest is `%(symref)`,
     // which the known defect fills with whatever bytes a buffer held, spaces included.
     fn split(l: &str) -> Option<((&str, &str, &str), &str)> {
@@ -396,6 +414,14 @@ mod tests {
             let view = vec![format!("refs/rewritten/x 1111  {garbled}")];
             assert!(only_symref_column_differs(&view, &expect), "{garbled:?}");
         }
+        // Bytes with a newline in them: git's listing has a line more.
+        let split = vec![
+            "refs/rewritten/x 1111  \u{fffd}\u{fffd}".to_string(),
+            "|\u{fffd}U".to_string(),
+        ];
+        assert!(only_symref_column_differs(&split, &expect));
+        let extra_ref = vec![expect[0].clone(), "refs/heads/z 1111  ".to_string()];
+        assert!(!only_symref_column_differs(&extra_ref, &expect));
         let other_id = vec!["refs/rewritten/x 2222  refs/worktree/a".to_string()];
         assert!(!only_symref_column_differs(&other_id, &expect));
         let no_symref = vec!["refs/rewritten/x 1111  ".to_string()];
