@@ -40,7 +40,7 @@ fi
 # One command on one input: its table row in $DIR/rows/N, and a file $DIR/rows/N.failed when
 # it broke a bound that counts.
 measure() {
-  local n=$1 c=$2 cmd=$3 size rc secs kib sig mib bound failed=0
+  local n=$1 c=$2 cmd=$3 size rc secs kib sig mib bound limit failed=0
   local t="$DIR/rows/$n.time"
   size=$(du -sb --apparent-size "$DIR/$c" | cut -f1)
   # shellcheck disable=SC2086
