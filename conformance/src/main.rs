@@ -101,15 +101,23 @@ enum Cmd {
 }
 
 /// The command's exit status, or why it could not run.
+/// What the commands that run generated cases set up first: the planted defect of a
+/// test-hooks build, and the bound on the size of the files they and their gits write
+/// (`git/runaway.rs`).
+fn cases() -> Result<(), String> {
+    plant_from_env()?;
+    conformance::git::runaway::bound_file_writes()
+}
+
 fn dispatch(cmd: Cmd) -> Result<i32, String> {
     match cmd {
         // The generated cases run our side in this process: a planted defect (test-hooks
-        // builds) is planted here.
-        Cmd::Run(a) => plant_from_env().and_then(|()| conformance::run::cli::main(&a)),
+        // builds) is planted here, and the size of the files written is bounded.
+        Cmd::Run(a) => cases().and_then(|()| conformance::run::cli::main(&a)),
         Cmd::Concurrent(a) => conformance::concurrent::cli::main(&a),
-        Cmd::Soak(a) => plant_from_env().and_then(|()| conformance::soak::cli::main(&a)),
-        Cmd::Replay(a) => plant_from_env().and_then(|()| conformance::run::cli::replay(&a)),
-        Cmd::Minimize(a) => plant_from_env().and_then(|()| conformance::run::cli::minimize(&a)),
+        Cmd::Soak(a) => cases().and_then(|()| conformance::soak::cli::main(&a)),
+        Cmd::Replay(a) => cases().and_then(|()| conformance::run::cli::replay(&a)),
+        Cmd::Minimize(a) => cases().and_then(|()| conformance::run::cli::minimize(&a)),
         Cmd::Damaged(a) => conformance::damaged::cli::main(&a),
         Cmd::Migrate(a) => conformance::migrate::cli::main(&a),
         Cmd::Faults(a) => conformance::faults::cli::main(&a),

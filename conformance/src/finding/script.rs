@@ -323,7 +323,7 @@ fn verdict(divergences: &[Divergence]) -> String {
         s.push_str("if [ -n \"$crashed\" ]; then\n  echo \"DEFECT: git died of a signal at step $crashed\"\n  exit 1\nfi\n");
     }
     if checks.contains(&Check::Hang) {
-        s.push_str("if [ -n \"$hung\" ]; then\n  echo \"DEFECT: git ran past the timeout at step $hung\"\n  exit 1\nfi\n");
+        s.push_str("if [ -n \"$hung\" ]; then\n  echo \"DEFECT: git ran past the timeout or the bound on file sizes at step $hung\"\n  exit 1\nfi\n");
     }
     if checks
         .iter()
@@ -386,9 +386,12 @@ fn setup(s: &mut String, opts: &CaseOptions) {
     s.push_str(&at_function());
     s.push_str("state() {\n  \"$GIT\" for-each-ref --include-root-refs --format='%(refname) %(objectname) %(*objectname) %(symref)' 2>/dev/null ||\n    \"$GIT\" for-each-ref --format='%(refname) %(objectname) %(*objectname) %(symref)'\n}\n");
     s.push_str("\"$GIT\" version || { echo \"cannot run $GIT\"; exit 2; }\n");
-    // Each step's status: a signal (129 to 192) or the timeout (124) is remembered.
+    // Each step's status: a signal (129 to 192) or the timeout (124) is remembered. As in
+    // the gate, the files written are bounded (32,768 blocks: 16 MiB where the shell counts
+    // 512 bytes): a git that writes without end dies of SIGXFSZ (153), which counts as
+    // hung, not as crashed.
     s.push_str(
-        "crashed= hung=\nif command -v timeout >/dev/null; then t=\"timeout 60\"; else t=; fi\n",
+        "crashed= hung=\nif command -v timeout >/dev/null; then t=\"timeout 60\"; else t=; fi\nulimit -f 32768 2>/dev/null\n",
     );
     s.push_str(&format!(
         "\"$GIT\" init -q --ref-format=reftable --object-format={} -b main \"$scratch/repo\" && cd \"$scratch/repo\" || exit 2\n",
@@ -451,7 +454,7 @@ fn steps(s: &mut String, ops: &[Op], worktree: bool) {
             Some(input) => s.push_str(&format!(" <<'REFTABLE_EOF'\n{input}REFTABLE_EOF\n")),
             None => s.push('\n'),
         }
-        s.push_str(&format!("status=$?\necho \"exit $status\"\n[ $status -gt 128 ] && [ $status -lt 193 ] && crashed=${{crashed:-{i}}}\n[ $status -eq 124 ] && hung=${{hung:-{i}}}\nstate\n"));
+        s.push_str(&format!("status=$?\necho \"exit $status\"\n[ $status -gt 128 ] && [ $status -lt 193 ] && [ $status -ne 153 ] && crashed=${{crashed:-{i}}}\n{{ [ $status -eq 124 ] || [ $status -eq 153 ]; }} && hung=${{hung:-{i}}}\nstate\n"));
         if worktree {
             s.push_str("echo '-- in the worktree:'\n(cd ../wt && state)\n");
         }

@@ -1,11 +1,12 @@
 //! Driving git: processes under a timeout that kills the whole process group
 //! ([`driver`]), the version ([`version`]), what a git does ([`profile`]), the sanitizers
-//! it was built with ([`sanitizer`]) and its error wordings mapped to refusal classes
-//! ([`messages`]).
+//! it was built with ([`sanitizer`]), its error wordings mapped to refusal classes
+//! ([`messages`]) and the bound on the files it writes ([`runaway`]).
 
 pub mod driver;
 pub mod messages;
 pub mod profile;
 pub mod reflogs;
+pub mod runaway;
 pub mod sanitizer;
 pub mod version;

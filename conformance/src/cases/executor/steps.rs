@@ -10,6 +10,7 @@ use crate::cases::verdict::Refused;
 use crate::err_class::ErrClass;
 use crate::git::driver::{Exit, TxnResult, BASE_TIME};
 use crate::git::messages;
+use crate::git::runaway;
 use crate::model::Refusal;
 use crate::ops::{Expire, Op, Update};
 use crate::setup::pool::PoolObjects;
@@ -291,16 +292,30 @@ impl Executor<'_> {
             TxnResult::Committed => Some(Ok(())),
             TxnResult::Failed(Exit::Code(_), err) => Some(Err(git_refusal(&err))),
             TxnResult::Failed(Exit::Signal(s), err) => {
+                self.git_without_answer("git update-ref", Some(s), &err);
+                None
+            }
+            TxnResult::Failed(Exit::Timeout, err) => {
+                self.git_without_answer("git update-ref", None, &err);
+                None
+            }
+        }
+    }
+
+    /// A git that ended without an answer: one that did not finish (killed after the
+    /// timeout, or by `SIGXFSZ` at the bound on a file's size), said with what it left in
+    /// git's stack ([`runaway::unfinished`]); else one that crashed (`signal`).
+    fn git_without_answer(&mut self, command: &str, signal: Option<i32>, stderr: &str) {
+        let dir = self.repo.path().join(".git/reftable");
+        match runaway::unfinished(command, signal, &dir, self.opts.block_size) {
+            Some(detail) => self.diverge(Check::Hang, "hang", detail),
+            None => {
+                let s = signal.unwrap_or_default();
                 self.diverge(
                     Check::GitCrashed,
                     "git crashed",
-                    format!("signal {s}: {err}"),
+                    format!("signal {s}: {stderr}"),
                 );
-                None
-            }
-            TxnResult::Failed(Exit::Timeout, _) => {
-                self.diverge(Check::Hang, "hang", "git update-ref timed out".into());
-                None
             }
         }
     }
@@ -530,15 +545,11 @@ impl Executor<'_> {
                 },
             })),
             Exit::Signal(s) => {
-                self.diverge(
-                    Check::GitCrashed,
-                    "git crashed",
-                    format!("signal {s}: {}", out.stderr),
-                );
+                self.git_without_answer("git", Some(s), &out.stderr);
                 None
             }
             Exit::Timeout => {
-                self.diverge(Check::Hang, "hang", "git timed out".into());
+                self.git_without_answer("git", None, &out.stderr);
                 None
             }
         }
