@@ -708,3 +708,40 @@ fn check_options(opts: &WriteOptions) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ObjectId, RefValue};
+
+    /// Four refs whose names are longer than half a block: each index block holds one
+    /// record, so an index level is as large as the one below it. git's writer writes
+    /// such levels forever (the gate's registry: `writer-index-never-shrinks`); ours
+    /// refuses the table.
+    fn four_long_names(opts: WriteOptions, len: usize) -> Result<Vec<u8>> {
+        let mut w = Writer::new(Vec::new(), opts);
+        w.set_limits(1, 1)?;
+        let long = "l".repeat(len);
+        for i in 1..=4 {
+            let value = RefValue::Object(ObjectId::null(HashId::Sha1));
+            w.add_ref(&RefRecord::new(format!("refs/heads/{i}{long}"), 1, value))?;
+        }
+        w.finish()
+    }
+
+    #[test]
+    fn an_index_that_cannot_shrink_is_refused_not_written_forever() {
+        let small = WriteOptions {
+            block_size: 300,
+            restart_interval: 1,
+            ..WriteOptions::default()
+        };
+        for (opts, len) in [(small, 150), (WriteOptions::default(), 2100)] {
+            let e = four_long_names(opts, len).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::EntryTooBig, "{e}");
+            assert!(e.to_string().contains("too few index records"), "{e}");
+        }
+        // Names that fit two index records to a block build an index that shrinks.
+        assert!(four_long_names(small, 100).is_ok());
+    }
+}
