@@ -100,28 +100,32 @@ enum Cmd {
     },
 }
 
-/// The command's exit status, or why it could not run.
-/// What the commands that run generated cases set up first: the planted defect of a
-/// test-hooks build, and the bound on the size of the files they and their gits write
-/// (`git/runaway.rs`).
-fn cases() -> Result<(), String> {
-    plant_from_env()?;
+/// The bound on the size of the files a mode and the gits it starts write
+/// (`git/runaway.rs`), set by every mode that runs git on repositories of its making; not
+/// by the yardsticks, which build git, nor by `impl`, which may build an implementation.
+fn bounded() -> Result<(), String> {
     conformance::git::runaway::bound_file_writes()
 }
 
+/// What the commands that run generated cases set up first: the planted defect of a
+/// test-hooks build (they run our side in this process) and the bound on file sizes.
+fn cases() -> Result<(), String> {
+    plant_from_env()?;
+    bounded()
+}
+
+/// The command's exit status, or why it could not run.
 fn dispatch(cmd: Cmd) -> Result<i32, String> {
     match cmd {
-        // The generated cases run our side in this process: a planted defect (test-hooks
-        // builds) is planted here, and the size of the files written is bounded.
         Cmd::Run(a) => cases().and_then(|()| conformance::run::cli::main(&a)),
-        Cmd::Concurrent(a) => conformance::concurrent::cli::main(&a),
+        Cmd::Concurrent(a) => bounded().and_then(|()| conformance::concurrent::cli::main(&a)),
         Cmd::Soak(a) => cases().and_then(|()| conformance::soak::cli::main(&a)),
         Cmd::Replay(a) => cases().and_then(|()| conformance::run::cli::replay(&a)),
         Cmd::Minimize(a) => cases().and_then(|()| conformance::run::cli::minimize(&a)),
-        Cmd::Damaged(a) => conformance::damaged::cli::main(&a),
-        Cmd::Migrate(a) => conformance::migrate::cli::main(&a),
-        Cmd::Faults(a) => conformance::faults::cli::main(&a),
-        Cmd::Powerloss(a) => conformance::powerloss::cli::main(&a),
+        Cmd::Damaged(a) => bounded().and_then(|()| conformance::damaged::cli::main(&a)),
+        Cmd::Migrate(a) => bounded().and_then(|()| conformance::migrate::cli::main(&a)),
+        Cmd::Faults(a) => bounded().and_then(|()| conformance::faults::cli::main(&a)),
+        Cmd::Powerloss(a) => bounded().and_then(|()| conformance::powerloss::cli::main(&a)),
         Cmd::Upstream(a) => conformance::defects::cli::main(&a),
         Cmd::Impl(a) => conformance::impls::cli::main(&a),
         Cmd::MutateGit(a) => yardstick::mutate_git(a),
