@@ -138,6 +138,8 @@ def files(e, base):
     if up:
         l = link(up, base)
         out.append('`t/` test ' + (l or code(up) + ' (missing)'))
+    if e.get('security'):
+        out.append('**security**: hand over to git-security@googlegroups.com first')
     return '<br>'.join(out) if out else '—'
 
 
@@ -169,7 +171,8 @@ def render(entries, base):
         'text a divergence must hold to match (`*` any text, ` | ` alternatives; read per mode); '
         '**builds**, the git builds that can show it (an entry of one sanitizer is replayed '
         'only on a build with it); **files**, its minimized case, its git-only reproducer and '
-        'its test in git\'s `t/` style (`conformance upstream ID`).',
+        'its test in git\'s `t/` style (`conformance upstream ID`), and whether it is a security '
+        'matter, to hand over privately.',
         '',
         '| mode | count |',
         '| --- | ---: |',

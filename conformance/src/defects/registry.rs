@@ -131,6 +131,11 @@ pub struct Expected {
     /// replayed on such a build.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub needs_checked_frees: bool,
+    /// Why the defect is a security matter (a remote client can cause it on a server: a
+    /// crash, a disk filled), when it is one: it is then handed to git's security list
+    /// (`SECURITY_LIST`), not to the public one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub security: String,
     /// `impl` entries: the implementation that has the defect (as its adapter names it in
     /// `hello`: `dulwich`, `libgit2`); none for git's own defects.
     #[serde(default, skip_serializing_if = "Option::is_none")]

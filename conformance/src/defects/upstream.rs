@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use crate::defects::registry::{Expected, ExpectedSet};
 use crate::git::sanitizer::Sanitizer;
 
+/// Where a defect that is a security matter goes first (git's `SECURITY.md`), instead of
+/// the public mailing list.
+pub const SECURITY_LIST: &str = "git-security@googlegroups.com";
+
 /// The files `conformance upstream ID` writes for one defect.
 #[derive(Debug)]
 pub struct Handover {
@@ -77,9 +81,14 @@ pub fn maintainers_section<'a>(
             };
             (repro, "-".to_string())
         } else {
+            let privately = if e.security.is_empty() {
+                String::new()
+            } else {
+                format!(", privately to {SECURITY_LIST}")
+            };
             (
                 format!("`{}`", e.upstream),
-                format!("`conformance upstream {id}`"),
+                format!("`conformance upstream {id}`{privately}"),
             )
         };
         s.push_str(&format!("| `{id}` | {} | {test} | {how} |\n", e.versions));
@@ -127,10 +136,20 @@ fn style_needles(e: &Expected) -> [&'static str; 4] {
     ]
 }
 
-/// The mailing-list message: what goes wrong, the evidence, and how to see it.
+/// The mailing-list message: what goes wrong, the evidence, and how to see it; addressed
+/// to git's security list, with the reason, when the defect is a security matter.
 fn mail(e: &Expected, test: &str) -> String {
+    let to = if e.security.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "To: {SECURITY_LIST}\n\n\
+             Not for the public list until git's maintainers say so: {}\n",
+            e.security
+        )
+    };
     format!(
-        "Subject: [BUG] {id}\n\n\
+        "Subject: [BUG] {id}\n{to}\n\
          {reason}\n\n\
          Cause: {evidence}\n\n\
          Affected versions: {versions}.\n\n\
@@ -176,7 +195,16 @@ mod tests {
                 "{msg}"
             );
             assert!(msg.contains(&e.evidence), "{msg}");
+            // A security matter is addressed to git's security list, and says why; any
+            // other defect to no one (the public list is the default).
+            let private = format!("To: {SECURITY_LIST}\n");
+            assert_eq!(msg.contains(&private), !e.security.is_empty(), "{msg}");
+            assert!(msg.contains(&e.security), "{msg}");
+            let section = maintainers_section(&known, [e.id.as_str()]);
+            let says = section.contains(&format!("privately to {SECURITY_LIST}"));
+            assert_eq!(says, !e.security.is_empty(), "{section}");
         }
+        assert!(known.entries().any(|e| !e.security.is_empty()));
         let out = tempfile::tempdir().unwrap();
         assert!(hand_over(&known, "no-such-defect", out.path()).is_err());
     }
