@@ -11,7 +11,7 @@
 //! did not finish ([`unfinished`]), with what it left ([`leftover`]).
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
@@ -42,7 +42,7 @@ pub fn bound_file_writes() -> Result<(), String> {
 pub fn unfinished(
     command: &str,
     signal: Option<i32>,
-    reftable_dir: &Path,
+    stacks: &[PathBuf],
     block_size: u32,
 ) -> Option<String> {
     let how = match signal {
@@ -53,7 +53,7 @@ pub fn unfinished(
         ),
         Some(_) => return None,
     };
-    Some(match leftover(reftable_dir, block_size) {
+    Some(match leftover(stacks, block_size) {
         Some(what) => format!("{how}; {what}"),
         None => how,
     })
@@ -62,13 +62,14 @@ pub fn unfinished(
 /// How many of a table's last blocks are read for their type.
 const TAIL_BLOCKS: u64 = 8;
 
-/// The largest unfinished table (`*.temp.*`) git left in `reftable_dir`, said in a few
-/// words: its size and, when its last [`TAIL_BLOCKS`] whole blocks of `block_size` bytes
-/// are all index blocks, that it ends in index blocks (no table git finishes does: the
-/// footer follows the last index).
-pub fn leftover(reftable_dir: &Path, block_size: u32) -> Option<String> {
-    let largest = std::fs::read_dir(reftable_dir)
-        .ok()?
+/// The largest unfinished table (`*.temp.*`) git left in the reftable directories
+/// `stacks`, said in a few words: its size and, when its last [`TAIL_BLOCKS`] whole blocks
+/// of `block_size` bytes are all index blocks, that it ends in index blocks (no table git
+/// finishes does: the footer follows the last index).
+pub fn leftover(stacks: &[PathBuf], block_size: u32) -> Option<String> {
+    let largest = (stacks.iter())
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().contains(".temp."))
         .filter_map(|e| Some((e.metadata().ok()?.len(), e.path())))
@@ -126,12 +127,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         table(d.path(), "0x1-0x1-a.temp.x", b"rrrriiiiiiiiii", 300);
         table(d.path(), "0x1-0x1-b.ref", &[b'i'; 40], 300);
-        let said = leftover(d.path(), 300).unwrap();
+        let said = leftover(&[d.path().to_path_buf()], 300).unwrap();
         assert_eq!(
             said,
             "it left an unfinished table of 4200 bytes that ends in index blocks"
         );
-        let detail = unfinished("git", Some(SIGXFSZ), d.path(), 300).unwrap();
+        let detail = unfinished("git", Some(SIGXFSZ), &[d.path().to_path_buf()], 300).unwrap();
         assert!(
             detail.starts_with("git wrote past the gate's 16 MiB bound"),
             "{detail}"
@@ -149,9 +150,26 @@ mod tests {
         bytes.extend(std::fs::read(&path).unwrap());
         bytes.truncate(bytes.len() - 120);
         std::fs::write(&path, &bytes).unwrap();
-        assert!(leftover(d.path(), 300)
+        assert!(leftover(&[d.path().to_path_buf()], 300)
             .unwrap()
             .ends_with("ends in index blocks"));
+    }
+
+    #[test]
+    fn the_largest_table_left_in_any_stack_is_the_one_described() {
+        let (main, wt) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        table(main.path(), "0x1-0x1-a.temp.x", b"rg", 300);
+        table(wt.path(), "0x2-0x2-b.temp.y", b"riiiiiiiiiii", 300);
+        let stacks = [main.path().to_path_buf(), wt.path().to_path_buf()];
+        let said = leftover(&stacks, 300).unwrap();
+        assert_eq!(
+            said,
+            "it left an unfinished table of 3600 bytes that ends in index blocks"
+        );
+        assert_eq!(
+            leftover(&stacks[..1], 300).unwrap(),
+            "it left an unfinished table of 600 bytes"
+        );
     }
 
     #[test]
@@ -159,13 +177,16 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         table(d.path(), "0x1-0x1-a.temp.x", b"riiiiiiiiig", 300);
         assert_eq!(
-            leftover(d.path(), 300).unwrap(),
+            leftover(&[d.path().to_path_buf()], 300).unwrap(),
             "it left an unfinished table of 3300 bytes"
         );
         assert_eq!(
-            unfinished("git", None, Path::new("/nonexistent"), 300).unwrap(),
+            unfinished("git", None, &[PathBuf::from("/nonexistent")], 300).unwrap(),
             "git timed out"
         );
-        assert_eq!(unfinished("git", Some(11), d.path(), 300), None);
+        assert_eq!(
+            unfinished("git", Some(11), &[d.path().to_path_buf()], 300),
+            None
+        );
     }
 }

@@ -304,10 +304,17 @@ impl Executor<'_> {
 
     /// A git that ended without an answer: one that did not finish (killed after the
     /// timeout, or by `SIGXFSZ` at the bound on a file's size), said with what it left in
-    /// git's stack ([`runaway::unfinished`]); else one that crashed (`signal`).
+    /// git's stacks, the main one's and a linked worktree's ([`runaway::unfinished`]); else
+    /// one that crashed (`signal`).
     fn git_without_answer(&mut self, command: &str, signal: Option<i32>, stderr: &str) {
-        let dir = self.repo.path().join(".git/reftable");
-        match runaway::unfinished(command, signal, &dir, self.opts.block_size) {
+        let git_dir = self.repo.path().join(".git");
+        let worktrees = std::fs::read_dir(git_dir.join("worktrees"))
+            .into_iter()
+            .flatten();
+        let stacks: Vec<_> = std::iter::once(git_dir.join("reftable"))
+            .chain(worktrees.flatten().map(|w| w.path().join("reftable")))
+            .collect();
+        match runaway::unfinished(command, signal, &stacks, self.opts.block_size) {
             Some(detail) => self.diverge(Check::Hang, "hang", detail),
             None => {
                 let s = signal.unwrap_or_default();
