@@ -63,8 +63,8 @@ pub fn unfinished(
 const TAIL_BLOCKS: u64 = 8;
 
 /// The largest unfinished table (`*.temp.*`) git left in the reftable directories
-/// `stacks`, said in a few words: its size and, when its last [`TAIL_BLOCKS`] whole blocks
-/// of `block_size` bytes are all index blocks, that it ends in index blocks (no table git
+/// `stacks`, said in a few words: its size and, when its last eight whole blocks of
+/// `block_size` bytes are all index blocks, that it ends in index blocks (no table git
 /// finishes does: the footer follows the last index).
 pub fn leftover(stacks: &[PathBuf], block_size: u32) -> Option<String> {
     let largest = (stacks.iter())
