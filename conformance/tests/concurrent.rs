@@ -10,6 +10,8 @@ use std::path::PathBuf;
 
 use conformance::concurrent::{run_concurrent, ConcurrentConfig};
 use conformance::defects::registry::{default_path, ExpectedSet};
+#[cfg(reftable_test_hooks)]
+use conformance::finding::divergence::Finding;
 
 fn config(txns: u32) -> ConcurrentConfig {
     ConcurrentConfig::new(7, txns, PathBuf::from(env!("CARGO_BIN_EXE_conformance")))
@@ -50,6 +52,10 @@ fn git_and_our_writers_lose_nothing() {
     }
 }
 
+/// The finding classes that catch the planted lost update (see its test).
+#[cfg(reftable_test_hooks)]
+const CAUGHT: [&str; 2] = ["lost update", "final stack unreadable"];
+
 #[cfg(reftable_test_hooks)]
 #[test]
 fn a_planted_lost_update_is_caught_minimized_and_written() {
@@ -60,13 +66,13 @@ fn a_planted_lost_update_is_caught_minimized_and_written() {
     cfg.plant = Some("no-reload-under-lock".into());
     cfg.out = Some(out.path().to_path_buf());
     let r = run_concurrent(&env, &known, &cfg).unwrap();
-    assert!(
-        r.findings
-            .iter()
-            .any(|f| f.class == "lost update" && f.expected.is_none()),
-        "{}",
-        r.markdown()
-    );
+    // The planted writer writes tables.list from a list it did not read again under the
+    // lock: that drops the tables other writers added meanwhile (a lost update) and, where
+    // one of them had compacted, names a table that is gone (a final stack our reader cannot
+    // read, which ends the checks before lost updates are looked for). Which of the two a
+    // run shows depends on the interleaving; either is the plant caught.
+    let caught = |f: &Finding| CAUGHT.contains(&f.class.as_str()) && f.expected.is_none();
+    assert!(r.findings.iter().any(caught), "{}", r.markdown());
     let dir = PathBuf::from(r.finding_dir.as_deref().expect("written"));
     let small: ConcurrentConfig =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
@@ -92,7 +98,7 @@ fn a_planted_lost_update_is_caught_minimized_and_written() {
         "{interleaving}"
     );
     let findings = std::fs::read_to_string(dir.join("findings.txt")).unwrap();
-    assert!(findings.contains("lost update"), "{findings}");
+    assert!(CAUGHT.iter().any(|c| findings.contains(c)), "{findings}");
     assert!(findings.contains("serial replay"), "{findings}");
     assert!(dir.join("serial/case.json").is_file() && dir.join("stack/tables.list").is_file());
     let rerun = std::fs::read_to_string(dir.join("rerun.sh")).unwrap();
