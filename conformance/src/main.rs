@@ -102,7 +102,8 @@ enum Cmd {
 
 /// The bound on the size of the files a mode and the gits it starts write
 /// (`git/runaway.rs`), set by every mode that runs git on repositories of its making; not
-/// by the yardsticks, which build git, nor by `impl`, which may build an implementation.
+/// by the yardsticks, which build git (`impl` sets it once it has installed the
+/// implementation, which may build it).
 fn bounded() -> Result<(), String> {
     conformance::git::runaway::bound_file_writes()
 }

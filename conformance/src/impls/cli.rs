@@ -82,6 +82,9 @@ pub fn main(a: &ImplArgs) -> Result<i32, String> {
         .map(|r| Role::parse(r))
         .collect::<Result<_, _>>()?;
     let (label, argv) = adapter_command(&a.implementation, &workspace())?;
+    // Once the implementation is installed (which may build it), the files the mode, its
+    // gits and the adapter write are bounded, as in every mode that runs git.
+    crate::git::runaway::bound_file_writes()?;
     let timeout = Duration::from_secs(a.timeout);
     if let Some(file) = &a.replay {
         return replay(&env, &argv, timeout, file);
