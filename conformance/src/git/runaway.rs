@@ -1,22 +1,22 @@
 //! A bound on the size of every file git writes in the gate's cases, and what a git that
 //! did not finish (it ran into that bound or into the timeout) was writing.
 //!
-//! A table git writes in a generated case is a few hundred kilobytes at most. A git whose
-//! writer never ends (the registry's `writer-index-never-shrinks`: an index level that does
-//! not shrink is written again forever) writes about 100 MB a second, for the whole
-//! timeout: gigabytes into the scratch file system, the machine's memory when that is a
-//! tmpfs. So the commands that run cases bound the size of any file they and the gits they
-//! start write ([`bound_file_writes`], `RLIMIT_FSIZE`, which children inherit): such a git is
-//! killed by `SIGXFSZ` within a fraction of a second, and the gate reports it as a git that
-//! did not finish ([`unfinished`]), with what it left ([`leftover`]).
+//! Every repository of a default run together takes 2.6 MiB at its peak. A git whose writer
+//! never ends (the registry's `writer-index-never-shrinks`: an index level that does not
+//! shrink is written again forever) writes about 100 MB a second, for the whole timeout:
+//! gigabytes into the scratch file system, the machine's memory when that is a tmpfs. So the
+//! modes that run git bound the size of any file they and the processes they start write
+//! ([`bound_file_writes`], `RLIMIT_FSIZE`, which children inherit): such a git is killed by
+//! `SIGXFSZ` within a fraction of a second, and the gate reports it as a git that did not
+//! finish ([`unfinished`]), with what it left ([`leftover`]).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
-/// The largest file a case may write: sixteen times the largest table a default run
-/// writes, and 0.2 s of a runaway release build of git (1.6 s of an `-O0` one).
+/// The largest file a mode may write: six times what all the repositories of a default run
+/// take at their peak, and 0.2 s of a runaway release build of git (1.6 s of an `-O0` one).
 pub const FILE_BOUND: u64 = 16 << 20;
 
 /// The signal that kills a process writing past its file-size limit.
