@@ -3,6 +3,7 @@
 
 use crate::finding::divergence::Check;
 
+use crate::cases::executor::wt_setup::WORKTREE_ID;
 use crate::cases::executor::Executor;
 
 use crate::cases::ours::{self, our_refusal, refused};
@@ -308,12 +309,8 @@ impl Executor<'_> {
     /// one that crashed (`signal`).
     fn git_without_answer(&mut self, command: &str, signal: Option<i32>, stderr: &str) {
         let git_dir = self.repo.path().join(".git");
-        let worktrees = std::fs::read_dir(git_dir.join("worktrees"))
-            .into_iter()
-            .flatten();
-        let stacks: Vec<_> = std::iter::once(git_dir.join("reftable"))
-            .chain(worktrees.flatten().map(|w| w.path().join("reftable")))
-            .collect();
+        let worktree = git_dir.join("worktrees").join(WORKTREE_ID);
+        let stacks = [git_dir.join("reftable"), worktree.join("reftable")];
         match runaway::unfinished(command, signal, &stacks, self.opts.block_size) {
             Some(detail) => self.diverge(Check::Hang, "hang", detail),
             None => {
