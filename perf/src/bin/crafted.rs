@@ -39,7 +39,7 @@ fn stack(dir: &Path, tables: &[(String, Vec<u8>)], listed: &[&str]) -> Res<()> {
 fn table_name(ui: u64) -> String {
     format!(
         "0x{ui:012x}-0x{ui:012x}-{:08x}.ref",
-        ui as u32 * 2_654_435_761
+        (ui as u32).wrapping_mul(2_654_435_761)
     )
 }
 
