@@ -11,11 +11,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=1000,2000,4000,8000
 COMMON=(--sizes "$SIZES" --no-git --suppress-max-size 4000 --compaction-max-size 2000)
-# With the binaries ci/resource-bounds.sh runs, in one invocation: the same packages resolve
-# the same features, so that script's build finds them built (a build of perf alone differs in
-# serde_json's features and rebuilt perf there, about 10 s on 2 cores).
-cargo build --release --locked -p reftable-cli -p perf --bin complexity --bin reftable --bin crafted
-BIN=${CARGO_TARGET_DIR:-target}/release/complexity
+# PERF_BIN_DIR=DIR runs the binaries already built there and builds nothing: `.ci/run` hands it
+# the debug build `cargo test` made (the counters do not depend on the build; a release
+# build of these binaries cost about 28 s on 2 cores there).
+if [[ -n "${PERF_BIN_DIR:-}" ]]; then
+  BIN=$PERF_BIN_DIR/complexity
+else
+  # With the binaries ci/resource-bounds.sh runs, in one invocation: the same packages
+  # resolve the same features, so that script's build finds them built (a build of perf
+  # alone differs in serde_json's features and rebuilt perf there, about 10 s on 2 cores).
+  cargo build --release --locked -p reftable-cli -p perf --bin complexity --bin reftable --bin crafted
+  BIN=${CARGO_TARGET_DIR:-target}/release/complexity
+fi
 if [[ "${1:-}" == "--update" ]]; then
   "$BIN" "${COMMON[@]}" --json perf/results/baseline.json
   echo "wrote perf/results/baseline.json"

@@ -26,15 +26,22 @@ done
 if [[ ! -x /usr/bin/time ]]; then
   apt-get install -y time >/dev/null 2>&1 || { echo "resource-bounds: needs GNU time (apt-get install time)" >&2; exit 2; }
 fi
-cargo build --release --locked -q -p reftable-cli -p perf --bin reftable --bin crafted
-BIN="${CARGO_TARGET_DIR:-target}"/release/reftable
+# PERF_BIN_DIR=DIR runs the `reftable` and `crafted` binaries already built there and builds
+# nothing (`.ci/run`: the debug build, so its times are a debug build's; the memory bounds
+# hold the same).
+BIN_DIR=${PERF_BIN_DIR:-}
+if [[ -z "$BIN_DIR" ]]; then
+  cargo build --release --locked -q -p reftable-cli -p perf --bin reftable --bin crafted
+  BIN_DIR="${CARGO_TARGET_DIR:-target}"/release
+fi
+BIN=$BIN_DIR/reftable
 DIR=target/crafted-$REFS
 CASES="big-log-blocks listed-20000-times sparse-5gib repeated-16mib-blocks long-messages many-tables valid-refs"
 missing=0
 for c in $CASES; do [[ -d "$DIR/$c" ]] || missing=1; done
 if [[ ! -e "$DIR/done" ]] || (( missing )); then
   rm -rf "$DIR"
-  "${CARGO_TARGET_DIR:-target}"/release/crafted "$DIR" "$REFS"
+  "$BIN_DIR"/crafted "$DIR" "$REFS"
   touch "$DIR/done"
 fi
 # One command on one input: its table row in $DIR/rows/N, and a file $DIR/rows/N.failed when
@@ -82,6 +89,8 @@ for c in $CASES; do
 done
 wait
 {
+  echo "Binaries: \`$BIN_DIR\`."
+  echo
   echo "| input | input size | command | exit | seconds | peak RSS (MiB) | bound |"
   echo "| --- | ---: | --- | ---: | ---: | ---: | --- |"
   for (( i = 0; i < n; i++ )); do cat "$DIR/rows/$i"; done
