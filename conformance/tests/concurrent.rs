@@ -17,6 +17,8 @@ fn config(txns: u32) -> ConcurrentConfig {
     ConcurrentConfig::new(7, txns, PathBuf::from(env!("CARGO_BIN_EXE_conformance")))
 }
 
+// The ordinary build runs it; the test-hooks build runs only what needs its hooks.
+#[cfg(not(reftable_test_hooks))]
 #[test]
 fn git_and_our_writers_lose_nothing() {
     let Some(env) = common::env() else { return };
