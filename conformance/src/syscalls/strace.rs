@@ -95,21 +95,27 @@ pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
         log.display().to_string(),
     ]);
     match how {
-        Tracing::Faults(fault) => {
-            a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]);
-            match fault {
-                Some(FaultPoint {
-                    fsize: Some(limit), ..
-                }) => {
-                    a.push("--".into());
-                    a.extend(short_write_wrapper(*limit));
-                    a.extend(program_and_args(cmd));
-                    return a;
-                }
-                Some(f) => a.extend(["-e".into(), format!("inject={}", f.inject_arg())]),
-                None => {}
+        Tracing::Faults(fault) => match fault {
+            Some(FaultPoint {
+                fsize: Some(limit), ..
+            }) => {
+                a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]);
+                a.push("--".into());
+                a.extend(short_write_wrapper(*limit));
+                a.extend(program_and_args(cmd));
+                return a;
             }
-        }
+            // A trial needs only the injected call's line, and strace counts `when=` per
+            // process and system call whatever else it traces: the faulted call alone
+            // stops the tracee (a faults run's kernel time was mostly strace's stops).
+            Some(f) => a.extend([
+                "-e".into(),
+                format!("trace={}", f.syscall),
+                "-e".into(),
+                format!("inject={}", f.inject_arg()),
+            ]),
+            None => a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]),
+        },
         Tracing::Record(extra) => {
             let set: Vec<&str> = SYSCALLS.iter().chain(extra).copied().collect();
             a.extend(["-e".into(), format!("trace={}", set.join(","))]);
@@ -192,7 +198,12 @@ pub fn injected_line(trace: &str) -> Option<String> {
     trace
         .lines()
         .find(|l| l.contains("(INJECTED)") || l.contains("EFBIG") || is_short_write(l))
-        .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+        .map(|l| {
+            // strace pads the process id to five columns.
+            l.split_once(' ')
+                .map_or(l, |(_, rest)| rest.trim_start())
+                .to_string()
+        })
 }
 
 /// A `write` line whose result is less than the count it asked for.
@@ -210,5 +221,45 @@ fn is_short_write(line: &str) -> bool {
     ) {
         (Some(a), Ok(r)) => r < a,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace_arg(args: &[String]) -> Vec<&str> {
+        args.iter()
+            .filter_map(|a| a.strip_prefix("trace="))
+            .collect()
+    }
+
+    #[test]
+    fn a_trial_traces_only_the_faulted_call_and_the_unfaulted_run_the_whole_write_path() {
+        let cmd = Command::new("git");
+        let log = Path::new("trace");
+        let point = FaultPoint {
+            syscall: "rename".into(),
+            nth: 2,
+            errno: "EIO".into(),
+            role: "tables.list".into(),
+            after_commit: false,
+            fsize: None,
+        };
+        let trial = strace_args(&cmd, Tracing::Faults(Some(&point)), log);
+        assert_eq!(trace_arg(&trial), ["rename"]);
+        assert!(trial.contains(&"inject=rename:error=EIO:when=2".to_string()));
+        let unfaulted = strace_args(&cmd, Tracing::Faults(None), log);
+        assert_eq!(trace_arg(&unfaulted), [SYSCALLS.join(",").as_str()]);
+    }
+
+    #[test]
+    fn the_injected_line_drops_the_padded_process_id() {
+        let trace = "812   openat(AT_FDCWD, \".git/HEAD\", O_RDONLY) = 3\n\
+                     812   rename(\"a\", \"b\") = -1 EIO (Input/output error) (INJECTED)\n";
+        assert_eq!(
+            injected_line(trace).as_deref(),
+            Some("rename(\"a\", \"b\") = -1 EIO (Input/output error) (INJECTED)")
+        );
     }
 }
