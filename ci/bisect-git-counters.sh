@@ -17,7 +17,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 self=$here/ci/$(basename "$0")
-BIN=${CARGO_TARGET_DIR:-$here/target}/release/complexity
+# PERF_BIN_DIR=DIR: the complexity binary built there (as ci/complexity.sh), made absolute
+# for the steps, which run in the checkout.
+if [[ -n "${PERF_BIN_DIR:-}" ]]; then
+  PERF_BIN_DIR=$(realpath -m "$PERF_BIN_DIR")
+  export PERF_BIN_DIR
+fi
+BIN=${PERF_BIN_DIR:-${CARGO_TARGET_DIR:-$here/target}/release}/complexity
 REPO= GOOD= BAD= BUILD= GITBIN= SCENARIO= SIZES=100,200,400 SELFTEST=0 STEP=0
 while [[ $# -gt 0 ]]; do
   case "$1" in

@@ -15,9 +15,15 @@ if [[ ${#GITS[@]} -eq 0 ]]; then GITS=("${REFTABLE_TEST_GIT:-$(command -v git)}"
 if ! command -v strace >/dev/null; then
   apt-get install -y strace >/dev/null 2>&1 || { echo "git-counters: needs strace" >&2; exit 2; }
 fi
-# The packages ci/complexity.sh builds together (the same features resolved: no rebuild).
-cargo build --release --locked -p reftable-cli -p perf --bin complexity
-BIN=${CARGO_TARGET_DIR:-target}/release/complexity
+# PERF_BIN_DIR=DIR runs the complexity binary already built there (as ci/complexity.sh);
+# else the packages ci/complexity.sh builds together (the same features resolved: no
+# rebuild). What it counts are git's system calls, whichever build counts them.
+if [[ -n "${PERF_BIN_DIR:-}" ]]; then
+  BIN=$PERF_BIN_DIR/complexity
+else
+  cargo build --release --locked -p reftable-cli -p perf --bin complexity
+  BIN=${CARGO_TARGET_DIR:-target}/release/complexity
+fi
 mkdir -p perf/results/tmp
 SIZES=${GIT_COUNTER_SIZES:-100,200,400}
 
