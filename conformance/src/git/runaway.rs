@@ -67,7 +67,8 @@ const TAIL_BLOCKS: u64 = 8;
 /// `block_size` bytes are all index blocks, that it ends in index blocks (no table git
 /// finishes does: the footer follows the last index).
 pub fn leftover(stacks: &[PathBuf], block_size: u32) -> Option<String> {
-    let largest = (stacks.iter())
+    let largest = stacks
+        .iter()
         .filter_map(|dir| std::fs::read_dir(dir).ok())
         .flatten()
         .flatten()

@@ -95,27 +95,29 @@ pub fn strace_args(cmd: &Command, how: Tracing<'_>, log: &Path) -> Vec<String> {
         log.display().to_string(),
     ]);
     match how {
-        Tracing::Faults(fault) => match fault {
-            Some(FaultPoint {
-                fsize: Some(limit), ..
-            }) => {
-                a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]);
-                a.push("--".into());
-                a.extend(short_write_wrapper(*limit));
-                a.extend(program_and_args(cmd));
-                return a;
-            }
+        Tracing::Faults(fault) => {
             // A trial needs only the injected call's line, and strace counts `when=` per
             // process and system call whatever else it traces: the faulted call alone
-            // stops the tracee (a faults run's kernel time was mostly strace's stops).
-            Some(f) => a.extend([
-                "-e".into(),
-                format!("trace={}", f.syscall),
-                "-e".into(),
-                format!("inject={}", f.inject_arg()),
-            ]),
-            None => a.extend(["-e".into(), format!("trace={}", SYSCALLS.join(","))]),
-        },
+            // stops the tracee (a faults run's kernel time was mostly strace's stops). A
+            // short write is found among the write path's calls.
+            let traced = match fault {
+                Some(f) if f.fsize.is_none() => f.syscall.clone(),
+                _ => SYSCALLS.join(","),
+            };
+            a.extend(["-e".into(), format!("trace={traced}")]);
+            match fault {
+                Some(FaultPoint {
+                    fsize: Some(limit), ..
+                }) => {
+                    a.push("--".into());
+                    a.extend(short_write_wrapper(*limit));
+                    a.extend(program_and_args(cmd));
+                    return a;
+                }
+                Some(f) => a.extend(["-e".into(), format!("inject={}", f.inject_arg())]),
+                None => {}
+            }
+        }
         Tracing::Record(extra) => {
             let set: Vec<&str> = SYSCALLS.iter().chain(extra).copied().collect();
             a.extend(["-e".into(), format!("trace={}", set.join(","))]);
