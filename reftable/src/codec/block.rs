@@ -11,6 +11,7 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 
 use crate::codec::format::BlockType;
@@ -180,13 +181,14 @@ pub fn peek_log_key(
         return false;
     }
     let mut out = vec![0; (block_len - body).min(PEEK_BYTES)];
-    let mut z = Decompress::new(true);
-    if z.decompress(&data[body..], &mut out, FlushDecompress::Sync)
-        .is_err()
-    {
+    let inflated = with_inflater(|z| {
+        let ok = z.decompress(&data[body..], &mut out, FlushDecompress::Sync);
+        ok.is_ok().then(|| z.total_out() as usize)
+    });
+    let Some(inflated) = inflated else {
         return false;
-    }
-    out.truncate(z.total_out() as usize);
+    };
+    out.truncate(inflated);
     match record::decode_key_header(&out) {
         Ok(h) if h.prefix_len == 0 => {
             key.clear();
@@ -200,6 +202,22 @@ pub fn peek_log_key(
 /// How much of a log block [`peek_log_key`] inflates: room for any plausible ref name.
 pub const PEEK_BYTES: usize = 16 * 1024;
 
+thread_local! {
+    /// The zlib stream state this thread inflates log blocks with, reset for each block:
+    /// zlib allocates and initializes a new one in several kilobytes, which cost about as
+    /// much as inflating a small block.
+    static INFLATER: RefCell<Decompress> = RefCell::new(Decompress::new(true));
+}
+
+/// Run `f` with this thread's inflater, reset to the start of a zlib stream.
+fn with_inflater<T>(f: impl FnOnce(&mut Decompress) -> T) -> T {
+    INFLATER.with(|z| {
+        let mut z = z.borrow_mut();
+        z.reset(true);
+        f(&mut z)
+    })
+}
+
 /// Inflate the zlib stream at the start of `input` into `out` (after `prefix`), expecting
 /// exactly `expected` bytes. Returns the compressed bytes consumed. The output grows in
 /// chunks as inflation produces data, so a bogus `block_len` cannot make it allocate up front.
@@ -207,7 +225,16 @@ fn inflate(input: &[u8], expected: usize, out: &mut Vec<u8>, prefix: &[u8]) -> R
     out.clear();
     out.extend_from_slice(prefix);
     let target = prefix.len() + expected;
-    let mut z = Decompress::new(true);
+    with_inflater(|z| inflate_into(z, input, target, out))
+}
+
+/// [`inflate`]'s loop, with `z` at the start of a stream and `out` holding the prefix.
+fn inflate_into(
+    z: &mut Decompress,
+    input: &[u8],
+    target: usize,
+    out: &mut Vec<u8>,
+) -> Result<usize> {
     loop {
         let in_pos = z.total_in() as usize;
         // The stream writes into the spare capacity, not zeroed first.
