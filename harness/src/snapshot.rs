@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use reftable::refdb::RefDb;
-use reftable::{LogValue, RefValue};
+use reftable::{LogValue, ObjectId, RefValue};
 
-use crate::refs_model::{MValue, Model};
+use crate::refs_model::{MEntry, MValue, Model};
 
 /// A ref's value as compared: object id, peeled id when stored, or symref target.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,6 +74,12 @@ pub struct Snapshot {
 
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// Whether `hex` is `id` in lower-case hex.
+fn is_hex_of(hex: &str, id: &ObjectId) -> bool {
+    let mut buf = [0u8; 64];
+    id.hex_into(&mut buf) == hex
 }
 
 impl Snapshot {
@@ -160,23 +166,29 @@ impl Snapshot {
     }
 
     /// Whether this snapshot, as the model sees it ([`Snapshot::as_model_sees`]), equals
-    /// `model`, without making that copy.
-    pub fn agrees_with_model(&self, model: &Snapshot) -> bool {
-        let value = |a: &SValue, b: &SValue| match (a, b) {
-            (SValue::Oid(x, _), SValue::Oid(y, None)) => x == y,
-            _ => a == b,
+    /// [`Snapshot::of_model`]`(m)`, without making either: a run compares after every step,
+    /// and makes the model's snapshot only to show a difference.
+    pub fn agrees_with(&self, m: &Model) -> bool {
+        let value = |a: &SValue, b: &MValue| match (a, b) {
+            (SValue::Oid(x, _), MValue::Oid(y)) => is_hex_of(x, y),
+            (SValue::Symref(x), MValue::Symref(y)) => x == y,
+            _ => false,
         };
-        let log = |a: &SLog, b: &SLog| {
-            (a.old == b.old && a.new == b.new && a.message == b.message && a.time == b.time)
-                && b.tz.is_none()
-                && b.who.is_none()
+        let entry = |a: &SLog, e: &MEntry| {
+            is_hex_of(&a.old, &e.old)
+                && is_hex_of(&a.new, &e.new)
+                && a.message == String::from_utf8_lossy(&e.message)
+                && a.time == e.time
         };
-        self.refs.len() == model.refs.len()
-            && (self.refs.iter().zip(&model.refs)).all(|((n, a), (m, b))| n == m && value(a, b))
-            && self.logs.len() == model.logs.len()
-            && (self.logs.iter().zip(&model.logs)).all(|((n, a), (m, b))| {
-                n == m && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| log(x, y))
-            })
+        let log = |a: &Vec<SLog>, b: &Vec<MEntry>| {
+            // The entries `of_model` leaves out (git hides them) are skipped.
+            let mut shown = b.iter().filter(|e| !(e.old.is_null() && e.new.is_null()));
+            a.iter().all(|x| shown.next().is_some_and(|e| entry(x, e))) && shown.next().is_none()
+        };
+        self.refs.len() == m.refs.len()
+            && (self.refs.iter().zip(&m.refs)).all(|((n, a), (k, b))| n == k && value(a, b))
+            && self.logs.len() == m.logs.len()
+            && (self.logs.iter().zip(&m.logs)).all(|((n, a), (k, b))| n == k && log(a, b))
     }
 
     /// Differences to `other`, one line each (at most `limit`).
@@ -218,48 +230,78 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::LogRefsOpt;
 
-    fn entry(tz: Option<i16>) -> SLog {
+    fn id(hex: char) -> ObjectId {
+        ObjectId::from_hex(&hex.to_string().repeat(40)).unwrap()
+    }
+
+    fn model_entry(old: char, new: char, time: u64) -> MEntry {
+        let (old, new, message) = (id(old), id(new), b"m\n".to_vec());
+        MEntry {
+            old,
+            new,
+            message,
+            time,
+        }
+    }
+
+    fn stored_entry(old: char, new: char) -> SLog {
         SLog {
-            old: "0".repeat(40),
-            new: "1".repeat(40),
+            old: old.to_string().repeat(40),
+            new: new.to_string().repeat(40),
             message: "m\n".into(),
             time: 7,
-            tz,
-            who: tz.map(|_| ("C O Mitter".into(), "committer@example.com".into())),
+            tz: Some(100),
+            who: Some(("C O Mitter".into(), "committer@example.com".into())),
         }
     }
 
     #[test]
     fn agreeing_with_the_model_ignores_what_the_model_does_not_know() {
         let mut stored = Snapshot::default();
-        let peeled = SValue::Oid("a".into(), Some("b".into()));
+        let peeled = SValue::Oid("a".repeat(40), Some("b".repeat(40)));
         stored.refs.insert("refs/tags/t".into(), peeled);
-        stored
-            .logs
-            .insert("refs/tags/t".into(), vec![entry(Some(100))]);
-        let mut model = Snapshot::default();
+        let log = vec![stored_entry('0', '1')];
+        stored.logs.insert("refs/tags/t".into(), log);
+        let mut model = Model::new(id('0'), LogRefsOpt::True, 4096);
         model
             .refs
-            .insert("refs/tags/t".into(), SValue::Oid("a".into(), None));
-        model.logs.insert("refs/tags/t".into(), vec![entry(None)]);
-        assert!(stored.agrees_with_model(&model));
-        assert_eq!(stored.as_model_sees(), model);
-        let mut other = model.clone();
-        other.logs.get_mut("refs/tags/t").unwrap()[0].time = 8;
-        assert!(!stored.agrees_with_model(&other));
-        let mut other = model.clone();
-        other
-            .refs
-            .insert("refs/heads/x".into(), SValue::Symref("y".into()));
-        assert!(!stored.agrees_with_model(&other));
-        let mut other = model.clone();
-        other
-            .refs
-            .insert("refs/tags/t".into(), SValue::Oid("c".into(), None));
-        assert!(!stored.agrees_with_model(&other));
-        let mut other = model;
-        other.logs.insert("refs/heads/x".into(), Vec::new());
-        assert!(!stored.agrees_with_model(&other));
+            .insert("refs/tags/t".into(), MValue::Oid(id('a')));
+        // An entry with both ids null is hidden, as git hides it.
+        let log = vec![model_entry('0', '1', 7), model_entry('0', '0', 6)];
+        model.logs.insert("refs/tags/t".into(), log);
+        assert!(stored.agrees_with(&model));
+        assert_eq!(stored.as_model_sees(), Snapshot::of_model(&model));
+        let differ = |change: &dyn Fn(&mut Model)| {
+            let mut other = model.clone();
+            change(&mut other);
+            assert!(!stored.agrees_with(&other));
+            assert_ne!(stored.as_model_sees(), Snapshot::of_model(&other));
+        };
+        differ(&|m| m.logs.get_mut("refs/tags/t").unwrap()[0].time = 8);
+        differ(&|m| m.logs.get_mut("refs/tags/t").unwrap()[0].new = id('2'));
+        differ(&|m| m.logs.get_mut("refs/tags/t").unwrap()[0].message = b"n\n".to_vec());
+        differ(&|m| {
+            m.logs
+                .get_mut("refs/tags/t")
+                .unwrap()
+                .push(model_entry('1', '2', 5))
+        });
+        differ(&|m| m.logs.get_mut("refs/tags/t").unwrap().clear());
+        differ(&|m| drop(m.logs.insert("refs/heads/x".into(), Vec::new())));
+        differ(&|m| {
+            drop(
+                m.refs
+                    .insert("refs/heads/x".into(), MValue::Symref("y".into())),
+            )
+        });
+        differ(&|m| drop(m.refs.insert("refs/tags/t".into(), MValue::Oid(id('c')))));
+        differ(&|m| {
+            drop(
+                m.refs
+                    .insert("refs/tags/t".into(), MValue::Symref("x".into())),
+            )
+        });
     }
 }

@@ -20,7 +20,7 @@ use crate::cases::outcome::Cost;
 
 use crate::model::{MValue, Model, SYMREF_READS};
 use crate::snapshot::{SValue, Snapshot};
-use crate::stack_files::{copy_dir, stack_cached, tables, tables_cached, StackFiles, Tables};
+use crate::stack_files::{scratch_copy, stack_cached, tables, tables_cached, StackFiles, Tables};
 
 fn fingerprint(t: &Tables) -> u64 {
     let mut h = DefaultHasher::new();
@@ -164,8 +164,8 @@ impl Executor<'_> {
     fn read_ours(&mut self, key: (u64, u64, u64)) -> Option<LastRead> {
         let ours = self.check_readers()?;
         self.count(Check::Model);
-        let model = Snapshot::of_model(&self.model);
-        if !ours.agrees_with_model(&model) {
+        if !ours.agrees_with(&self.model) {
+            let model = Snapshot::of_model(&self.model);
             let d = ours.as_model_sees().diff(&model, 10).join("\n");
             self.diverge(Check::Model, "value mismatch", d);
             return None;
@@ -674,7 +674,7 @@ impl Executor<'_> {
     pub(super) fn copy_of_git_repo(&self) -> Result<tempfile::TempDir, String> {
         let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
         let git_dir = scratch.path().join(".git");
-        copy_dir(&self.repo.path().join(".git"), &git_dir, None)?;
+        scratch_copy(&self.repo.path().join(".git"), &git_dir, None)?;
         Ok(scratch)
     }
 
@@ -752,8 +752,8 @@ impl Executor<'_> {
     ) -> Result<(), String> {
         let scratch = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
         let git_dir = scratch.path().join(".git");
-        copy_dir(&self.repo.path().join(".git"), &git_dir, Some("reftable"))?;
-        copy_dir(self.ours_dir.path(), &git_dir.join("reftable"), None)?;
+        scratch_copy(&self.repo.path().join(".git"), &git_dir, Some("reftable"))?;
+        scratch_copy(self.ours_dir.path(), &git_dir.join("reftable"), None)?;
         let expect = self.expected_git_view(ours);
         let identical = first_difference(
             &tables(self.ours_dir.path()),
