@@ -125,6 +125,19 @@ fn mask_random(name: &str) -> String {
 /// Copy a directory tree (regular files and directories; `skip` names one entry of `from`
 /// to leave out).
 pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
+    copy_tree(from, to, skip, false)
+}
+
+/// A scratch copy of a repository or stack for git and us to write into: [`copy_dir`], with
+/// each table (`*.ref`) a hard link to the original, where the file system allows one. A
+/// writer never changes a table in place (it writes a new one and renames it in, and
+/// deletes the old), so the two trees cannot see each other's writes; what damages tables
+/// must copy them.
+pub(crate) fn scratch_copy(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
+    copy_tree(from, to, skip, true)
+}
+
+fn copy_tree(from: &Path, to: &Path, skip: Option<&str>, link_tables: bool) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
     for e in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
         let e = e.map_err(|e| e.to_string())?;
@@ -132,12 +145,15 @@ pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(),
         if skip.is_some_and(|s| name == s) {
             continue;
         }
-        let p = e.path();
-        let meta = std::fs::symlink_metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        if meta.is_dir() {
-            copy_dir(&p, &to.join(&name), None)?;
-        } else if meta.is_file() {
-            std::fs::copy(&p, to.join(&name)).map_err(|e| format!("{}: {e}", p.display()))?;
+        let (p, dest) = (e.path(), to.join(&name));
+        let kind = e.file_type().map_err(|e| format!("{}: {e}", p.display()))?;
+        if kind.is_dir() {
+            copy_tree(&p, &dest, None, link_tables)?;
+        } else if kind.is_file() {
+            let table = link_tables && name.as_encoded_bytes().ends_with(b".ref");
+            if !(table && std::fs::hard_link(&p, &dest).is_ok()) {
+                std::fs::copy(&p, &dest).map_err(|e| format!("{}: {e}", p.display()))?;
+            }
         }
     }
     Ok(())
@@ -185,5 +201,33 @@ mod tests {
         std::fs::write(b.path().join("tables.list"), list.trim_end()).unwrap();
         let d = StackFiles::difference(&files(&a), &files(&b)).unwrap();
         assert!(d.starts_with("tables.list bytes differ"), "{d}");
+    }
+
+    #[test]
+    fn a_scratch_copy_links_tables_and_copies_the_rest() {
+        use std::os::unix::fs::MetadataExt;
+        let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let stack = from.path().join(".git/reftable");
+        std::fs::create_dir_all(&stack).unwrap();
+        std::fs::write(stack.join("0x1-0x1-0a1b2c3d.ref"), "table").unwrap();
+        std::fs::write(stack.join("tables.list"), "0x1-0x1-0a1b2c3d.ref\n").unwrap();
+        std::fs::write(from.path().join(".git/config"), "[core]\n").unwrap();
+        let copy = to.path().join("copy");
+        scratch_copy(from.path(), &copy, None).unwrap();
+        let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let table = "0x1-0x1-0a1b2c3d.ref";
+        let copied = copy.join(".git/reftable");
+        assert_eq!(inode(&stack.join(table)), inode(&copied.join(table)));
+        for other in ["tables.list", "../config"] {
+            assert_ne!(inode(&stack.join(other)), inode(&copied.join(other)));
+        }
+        std::fs::write(copied.join("tables.list"), "").unwrap();
+        assert_eq!(list_bytes(&stack), b"0x1-0x1-0a1b2c3d.ref\n");
+        // A plain copy links nothing.
+        let plain = to.path().join("plain");
+        copy_dir(from.path(), &plain, None).unwrap();
+        let table_copy = plain.join(".git/reftable").join(table);
+        assert_ne!(inode(&stack.join(table)), inode(&table_copy));
+        assert_eq!(std::fs::read(table_copy).unwrap(), b"table");
     }
 }

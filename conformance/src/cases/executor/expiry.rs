@@ -14,7 +14,7 @@ use crate::finding::divergence::Check;
 
 use crate::cases::executor::Executor;
 use crate::snapshot::Snapshot;
-use crate::stack_files::copy_dir;
+use crate::stack_files::scratch_copy;
 
 /// Refs and reflogs with entries (empty reflogs, existence markers only, removed).
 fn with_entries(mut s: Snapshot) -> Snapshot {
@@ -42,7 +42,8 @@ impl Executor<'_> {
         let scratch =
             tempfile::tempdir_in(self.env.dir.path()).map_err(|e| setup(e.to_string()))?;
         let git_repo = scratch.path().join("git");
-        copy_dir(&self.repo.path().join(".git"), &git_repo.join(".git"), None).map_err(setup)?;
+        let git_dir = git_repo.join(".git");
+        scratch_copy(&self.repo.path().join(".git"), &git_dir, None).map_err(setup)?;
         for args in [
             &[
                 "reflog",
@@ -60,7 +61,7 @@ impl Executor<'_> {
             }
         }
         let ours_dir = scratch.path().join("ours");
-        copy_dir(self.ours_dir.path(), &ours_dir, None).map_err(setup)?;
+        scratch_copy(self.ours_dir.path(), &ours_dir, None).map_err(setup)?;
         let opts: RefDbOptions = *self.db.options();
         let compacted = Stack::open_or_create(&ours_dir, opts.stack)
             .and_then(|mut s| s.compact_all(Some(&LogExpiry::default().time(cutoff))));

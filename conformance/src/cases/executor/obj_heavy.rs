@@ -11,7 +11,7 @@ use reftable::{HashId, ObjectId, RefRecord, RefValue, Stack, StackOptions, Write
 
 use crate::cases::executor::checks::ProbeError;
 use crate::cases::executor::Executor;
-use crate::stack_files::{copy_dir, tables};
+use crate::stack_files::{scratch_copy, tables};
 
 /// One case in this many runs the probe (by its count of transactions).
 pub const OBJ_HEAVY_ONE_IN: u64 = 3;
@@ -40,7 +40,7 @@ impl Executor<'_> {
         let scratch = self.copy_of_git_repo()?;
         let git_stack = scratch.path().join(".git/reftable");
         let ours = tempfile::tempdir_in(self.env.dir.path()).map_err(|e| e.to_string())?;
-        copy_dir(&git_stack, ours.path(), None)?;
+        scratch_copy(&git_stack, ours.path(), None)?;
         let input: String = refs
             .iter()
             .map(|(name, id)| format!("create {name} {id}\n"))
