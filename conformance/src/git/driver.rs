@@ -294,9 +294,14 @@ struct Coprocess {
 }
 
 impl Coprocess {
-    /// Start `c` (a git command line, its arguments given).
+    /// Start `c` (a git command line, its arguments given). Its standard error goes to an
+    /// unnamed file in the directory it runs in (the case's, on the fast file system the
+    /// run chose) where it can have one there, else in the system's temporary directory.
     fn spawn(c: &mut Command, timeout: Duration) -> std::io::Result<Coprocess> {
-        let stderr = tempfile::tempfile()?;
+        let stderr = match c.get_current_dir() {
+            Some(dir) => tempfile::tempfile_in(dir).or_else(|_| tempfile::tempfile())?,
+            None => tempfile::tempfile()?,
+        };
         let mut child = c
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
