@@ -210,9 +210,15 @@ impl Git {
         stdin: &str,
         timeout: Duration,
     ) -> Output {
+        // No input: git reads the end of /dev/null, as it would of an empty pipe.
+        let input = if stdin.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        };
         let child = c
             .args(args)
-            .stdin(Stdio::piped())
+            .stdin(input)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
@@ -226,17 +232,19 @@ impl Git {
                 }
             }
         };
-        let mut input = child.stdin.take().expect("piped");
-        let data = stdin.as_bytes().to_vec();
         // Small inputs fit the pipe: write them here rather than in a thread of their own.
-        let writer = if data.len() <= 4096 {
-            let _ = input.write_all(&data);
-            drop(input);
-            None
-        } else {
-            Some(std::thread::spawn(move || {
-                let _ = input.write_all(&data);
-            }))
+        let writer = match child.stdin.take() {
+            Some(mut input) if stdin.len() <= 4096 => {
+                let _ = input.write_all(stdin.as_bytes());
+                None
+            }
+            Some(mut input) => {
+                let data = stdin.as_bytes().to_vec();
+                Some(std::thread::spawn(move || {
+                    let _ = input.write_all(&data);
+                }))
+            }
+            None => None,
         };
         let (exit, out) = output_with_deadline(child, timeout, kill_pid);
         if let Some(w) = writer {
