@@ -45,8 +45,10 @@ fn block_edges(tables: &[Table]) -> BTreeSet<Vec<u8>> {
         let ctx = t.codec_context();
         let mut walk = t.blocks();
         while let Some(Ok((info, data))) = walk.next_block() {
+            // The ref blocks open a table; the first block of another type ends them (and
+            // the walk, before it inflates the log blocks).
             if info.block_type != reftable::codec::format::BlockType::Ref {
-                continue;
+                break;
             }
             let (mut first, mut last) = (None, Vec::new());
             for_each_record::<RefRecord>(&info, data, &ctx, |r| {
