@@ -5,7 +5,7 @@
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How a git subprocess ended.
@@ -57,46 +57,59 @@ struct Slot {
     fired: bool,
 }
 
+/// The children under a deadline, as the watchdog and the callers arming it share them.
+#[derive(Default)]
+struct Armory {
+    armed: Vec<Armed>,
+    /// When the watchdog wakes next (`None`: when something is armed).
+    wakes_at: Option<Instant>,
+    /// How many were armed after the last pruning of reaped children.
+    kept: usize,
+}
+
 /// The one watchdog thread every deadline shares, started on first use: a thread per child
 /// costs more than the child's own start on a gate that runs thousands of short gits.
-fn watchdog() -> &'static mpsc::Sender<Armed> {
-    static WATCHDOG: OnceLock<mpsc::Sender<Armed>> = OnceLock::new();
+/// Arming it wakes it only when the new deadline comes before the one it sleeps until:
+/// deadlines share one timeout, so it sleeps through the arming of short gits, and wakes
+/// at a deadline to kill a child that is still running then.
+fn watchdog() -> &'static (Mutex<Armory>, Condvar) {
+    static WATCHDOG: OnceLock<Arc<(Mutex<Armory>, Condvar)>> = OnceLock::new();
     WATCHDOG.get_or_init(|| {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || watch(rx));
-        tx
+        let shared = Arc::new((Mutex::new(Armory::default()), Condvar::new()));
+        let watched = Arc::clone(&shared);
+        std::thread::spawn(move || watch(&watched));
+        shared
     })
 }
 
 /// The watchdog: kill each armed child whose deadline passes before its caller reaped it.
-fn watch(rx: mpsc::Receiver<Armed>) {
-    let mut armed: Vec<Armed> = Vec::new();
+fn watch(shared: &(Mutex<Armory>, Condvar)) {
+    let (armory, woken) = shared;
+    let mut a = lock(armory);
     loop {
-        armed.retain(|a| !lock(&a.slot).reaped);
         let now = Instant::now();
-        let (due, waiting): (Vec<Armed>, Vec<Armed>) = armed.drain(..).partition(|a| a.at <= now);
-        armed = waiting;
-        for a in due {
-            let mut slot = lock(&a.slot);
-            if !slot.reaped {
-                (a.kill)(a.pid);
+        a.armed.retain(|child| {
+            let mut slot = lock(&child.slot);
+            if !slot.reaped && child.at <= now {
+                (child.kill)(child.pid);
                 slot.fired = true;
             }
-        }
-        let next = match armed.iter().map(|a| a.at).min() {
-            Some(at) => rx.recv_timeout(at.saturating_duration_since(now)),
-            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            !slot.reaped && !slot.fired
+        });
+        a.kept = a.armed.len();
+        a.wakes_at = a.armed.iter().map(|child| child.at).min();
+        a = match a.wakes_at {
+            Some(at) => {
+                let wait = woken.wait_timeout(a, at.saturating_duration_since(now));
+                wait.unwrap_or_else(|e| e.into_inner()).0
+            }
+            None => woken.wait(a).unwrap_or_else(|e| e.into_inner()),
         };
-        match next {
-            Ok(a) => armed.push(a),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
-        }
     }
 }
 
-fn lock(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
-    slot.lock().unwrap_or_else(|e| e.into_inner())
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A deadline on a child we spawned: after its timeout, the watchdog calls its `kill` with
@@ -109,12 +122,23 @@ impl Deadline {
     pub fn arm(pid: u32, timeout: Duration, kill: fn(u32)) -> Deadline {
         let slot = Arc::new(Mutex::new(Slot::default()));
         let at = Instant::now() + timeout;
-        let _ = watchdog().send(Armed {
+        let (armory, woken) = watchdog();
+        let mut a = lock(armory);
+        // Children reaped since the last pruning stay listed until their deadline; prune
+        // them when the list has doubled, so it stays as long as what is running.
+        if a.armed.len() >= 2 * a.kept.max(16) {
+            a.armed.retain(|child| !lock(&child.slot).reaped);
+            a.kept = a.armed.len();
+        }
+        a.armed.push(Armed {
             at,
             pid,
             kill,
             slot: Arc::clone(&slot),
         });
+        if a.wakes_at.is_none_or(|wakes| at < wakes) {
+            woken.notify_one();
+        }
         Deadline(slot)
     }
 
@@ -299,6 +323,32 @@ mod tests {
         let long = Duration::from_secs(600);
         let (exit, ()) = with_deadline_killing(&mut quick, long, kill_pid, |_| ());
         assert_eq!(exit, Exit::Code(3));
+    }
+
+    #[test]
+    fn a_deadline_before_the_one_the_watchdog_sleeps_until_wakes_it() {
+        // The watchdog sleeps until the long deadline; the short one, armed later after
+        // many short-lived children (whose list is pruned meanwhile), must wake it.
+        let mut long = sh("exec sleep 600").spawn().unwrap();
+        let held = Deadline::arm(long.id(), Duration::from_secs(600), kill_pid);
+        for _ in 0..40 {
+            let mut quick = sh("exit 0").spawn().unwrap();
+            let long = Duration::from_secs(600);
+            let (exit, ()) = with_deadline_killing(&mut quick, long, kill_pid, |_| ());
+            assert_eq!(exit, Exit::Code(0));
+        }
+        let mut slow = sh("exec sleep 600").spawn().unwrap();
+        let started = Instant::now();
+        let short = Duration::from_millis(200);
+        let (exit, ()) = with_deadline_killing(&mut slow, short, kill_pid, |_| ());
+        assert_eq!(exit, Exit::Timeout);
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "woken only at the long one"
+        );
+        assert!(!held.end());
+        kill_pid(long.id());
+        let _ = long.wait();
     }
 
     #[test]
