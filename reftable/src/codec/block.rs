@@ -1071,4 +1071,24 @@ mod tests {
             out.capacity()
         );
     }
+
+    #[test]
+    fn a_block_after_a_broken_stream_inflates_from_a_fresh_start() {
+        // The thread's inflater is reused: whatever a broken or half-read stream left in it
+        // must not reach the next block.
+        let mut content = vec![9u8; 300];
+        content.extend_from_slice(&[0, 0]);
+        let good = block(0, b'g', 4 + content.len(), &zlib(&content));
+        let mut garbage = zlib(&content);
+        garbage[2] ^= 0xff;
+        let broken = block(0, b'g', 4 + content.len(), &garbage);
+        let half = zlib(&content);
+        let truncated = block(0, b'g', 4 + content.len(), &half[..half.len() / 2]);
+        for bad in [&broken, &truncated] {
+            assert!(parse(bad, 0, 0).is_err());
+            let mut out = Vec::new();
+            parse_block(&good, 0, 0, 0, None, &mut out, &mut Stats::default()).unwrap();
+            assert_eq!(&out[4..], &content[..]);
+        }
+    }
 }
