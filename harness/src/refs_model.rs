@@ -190,6 +190,16 @@ pub struct Model {
 /// A checked transaction: its steps, and the (step, current value) of those that write.
 type Plan = (Vec<Step>, Vec<(usize, ObjectId)>);
 
+/// A transaction the model accepted and has not applied (see [`Model::prepare_logged`]):
+/// trying one on a copy of the model cost a copy of every ref and reflog.
+#[derive(Clone, Debug)]
+pub struct Pending {
+    steps: Vec<Step>,
+    writes: Vec<(usize, ObjectId)>,
+    messages: Vec<String>,
+    time: u64,
+}
+
 #[derive(Clone, Debug)]
 struct Step {
     name: String,
@@ -371,10 +381,37 @@ impl Model {
         time: u64,
         objects: &dyn Objects,
     ) -> Result<(), Refusal> {
+        let pending = self.prepare_logged(updates, messages, create_reflog, time, objects)?;
+        self.commit(&pending);
+        Ok(())
+    }
+
+    /// Decide on [`Model::transaction_logged`] without applying it: what it would apply,
+    /// for [`Model::commit`] once the caller knows it wants it (say, when git applied the
+    /// same transaction), with nothing changed in the model meanwhile.
+    pub fn prepare_logged(
+        &self,
+        updates: &[Update],
+        messages: &[&str],
+        create_reflog: bool,
+        time: u64,
+        objects: &dyn Objects,
+    ) -> Result<Pending, Refusal> {
         assert_eq!(updates.len(), messages.len(), "a message per update");
         let (steps, writes) = self.plan(updates, create_reflog, objects)?;
-        self.apply(&steps, &writes, messages, time);
-        Ok(())
+        let messages = messages.iter().map(|m| m.to_string()).collect();
+        Ok(Pending {
+            steps,
+            writes,
+            messages,
+            time,
+        })
+    }
+
+    /// Apply a transaction [`Model::prepare_logged`] accepted in this state.
+    pub fn commit(&mut self, p: &Pending) {
+        let messages: Vec<&str> = p.messages.iter().map(String::as_str).collect();
+        self.apply(&p.steps, &p.writes, &messages, p.time);
     }
 
     /// Why the model would refuse `updates` in its current state (`None`: it would accept

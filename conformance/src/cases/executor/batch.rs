@@ -8,7 +8,7 @@ use super::steps::Outcomes;
 use crate::cases::batch::{
     compare_reasons, compare_rejections, git_rejections, old_value_reason, Rejection,
 };
-use crate::cases::executor::Executor;
+use crate::cases::executor::{Executor, Trial};
 use crate::cases::ours;
 use crate::finding::divergence::Check;
 use crate::git::driver::BASE_TIME;
@@ -55,7 +55,7 @@ impl Executor<'_> {
         let mut trial = self.model.clone();
         let time = BASE_TIME + 60 * self.tick;
         let model_res = trial.transaction(&passed, message, create_reflog, time, &objects);
-        self.model_trial = Some(trial);
+        self.model_trial = Some(Trial::Copy(trial));
         let c = self.committer();
         let ours_res = ours::batch(&mut self.db, updates, message, create_reflog, &c, &objects);
         let (ours_said, ours_res) = match ours_res {
@@ -177,8 +177,10 @@ impl Executor<'_> {
         rejected: &[(String, crate::model::Faults)],
     ) -> bool {
         let git = self.git_head_log_len().saturating_sub(before.0);
-        let model = self.model_trial.as_ref();
-        let model = model.map_or(0, |m| m.visible_entries("HEAD"));
+        let model = match &self.model_trial {
+            Some(Trial::Copy(m)) => m.visible_entries("HEAD"),
+            _ => 0,
+        };
         let model = model.saturating_sub(before.1);
         if git == model {
             return true;

@@ -84,7 +84,8 @@ pub struct Executor<'e> {
     pub(crate) cat_files: CatFiles,
     pub(crate) tick: u64,
     pub(crate) txns: u64,
-    pub(crate) model_trial: Option<Model>,
+    /// The model's side of the step's operation, kept if git applied it.
+    pub(crate) model_trial: Option<Trial>,
     /// Fingerprint of git's stack when git's view of it was last checked.
     pub(crate) viewed: Option<u64>,
     /// Fingerprint of git's stack when git last looked refs up by name.
@@ -304,6 +305,7 @@ impl<'e> Executor<'e> {
         }
         self.last_git = None;
         self.last_faults = None;
+        self.model_trial = None;
         let Some((git_res, ours_res, model_res)) = self.run_op(&op) else {
             return;
         };
@@ -339,8 +341,10 @@ impl<'e> Executor<'e> {
         // The model's transaction is kept when git applied it (not when git refused for a
         // storage reason the model cannot judge).
         let trial = self.model_trial.take();
-        if let (Ok(()), Some(Ok(())), Some(trial)) = (&git_res, &model_res, trial) {
-            self.model = trial;
+        match (&git_res, &model_res, trial) {
+            (Ok(()), Some(Ok(())), Some(Trial::Copy(m))) => self.model = m,
+            (Ok(()), Some(Ok(())), Some(Trial::Pending(p))) => self.model.commit(&p),
+            _ => {}
         }
         self.check_state();
         if !self.diverged() {
@@ -410,6 +414,14 @@ impl<'e> Executor<'e> {
             self.repo.path().join(".git/reftable"),
         )
     }
+}
+
+/// The model's side of an operation, kept until git's verdict is known.
+pub(crate) enum Trial {
+    /// A copy of the model the operation ran on.
+    Copy(Model),
+    /// A transaction the model accepted, not yet applied to it.
+    Pending(crate::model::Pending),
 }
 
 /// Copy the tables of git's new stack (`git_stack`) into `ours`: both start the same.

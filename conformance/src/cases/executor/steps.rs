@@ -4,7 +4,7 @@
 use crate::finding::divergence::Check;
 
 use crate::cases::executor::wt_setup::WORKTREE_ID;
-use crate::cases::executor::Executor;
+use crate::cases::executor::{Executor, Trial};
 
 use crate::cases::ours::{self, our_refusal, refused};
 use crate::cases::verdict::Refused;
@@ -122,7 +122,7 @@ impl Executor<'_> {
             time,
             &objects,
         );
-        self.model_trial = Some(trial);
+        self.model_trial = Some(Trial::Copy(trial));
         let c = self.committer();
         let ours_res = ours::orphan(&mut self.db, branch, &plan, &c, &objects);
         if git_res.is_ok() {
@@ -197,10 +197,11 @@ impl Executor<'_> {
         let git_res = self.git_txn_verdict(0, &lines, message, create_reflog)?;
         self.txns += 1;
         let time = BASE_TIME + 60 * self.tick;
-        // The model decides on a copy; it is kept once git's verdict is known.
-        let mut trial = self.model.clone();
-        let model_res = trial.transaction(updates, message, create_reflog, time, &objects);
-        self.model_trial = Some(trial);
+        // The model decides without applying; it applies once git's verdict is known.
+        let messages = vec![message; updates.len()];
+        let pending =
+            (self.model).prepare_logged(updates, &messages, create_reflog, time, &objects);
+        let model_res = pending.map(|p| self.model_trial = Some(Trial::Pending(p)));
         let interleaved = self.interleave_repo.is_some() && self.txns % 2 == 0;
         let ours_res = if interleaved {
             self.git_writes_ours(&lines, message, create_reflog)?
@@ -240,9 +241,8 @@ impl Executor<'_> {
         let pool = &self.env.pool(self.hash).pool;
         let objects = PoolObjects(pool);
         let time = BASE_TIME + 60 * self.tick;
-        let mut trial = self.model.clone();
-        let model_res = trial.transaction_logged(updates, messages, create_reflog, time, &objects);
-        self.model_trial = Some(trial);
+        let pending = (self.model).prepare_logged(updates, messages, create_reflog, time, &objects);
+        let model_res = pending.map(|p| self.model_trial = Some(Trial::Pending(p)));
         let c = self.committer();
         let ours_res =
             ours::txn_logged(&mut self.db, updates, messages, create_reflog, &c, &objects)
