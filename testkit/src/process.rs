@@ -136,7 +136,7 @@ impl Deadline {
             kill,
             slot: Arc::clone(&slot),
         });
-        if a.wakes_at.is_none_or(|wakes| at < wakes) {
+        if a.wakes_at.map_or(true, |wakes| at < wakes) {
             woken.notify_one();
         }
         Deadline(slot)
