@@ -11,10 +11,10 @@
 #   GATE_MODES       gate modes to run, in order: run, migrate, concurrent, damaged
 #                    (default "run migrate")
 #   GATE_SECONDS     time budget of each mode, in seconds (default 300: on 2 cores about
-#                    2,500 to 3,500 cases of `run`, at 0.085 to 0.12 s a case against
+#                    2,600 to 4,000 cases of `run`, at 0.075 to 0.115 s a case against
 #                    2.47.3 or a master build tree, the figures of the default 120-case
-#                    run on an idle 2-core machine, 10 to 14 s by the machine's hour;
-#                    more cores, more cases)
+#                    run on an idle 2-core machine, 9 to 14 s by git and the machine's
+#                    hour; more cores, more cases)
 #   GATE_SEED        seed (default: the CI's run number, else 1); a seed gives the same cases
 #   GATE_OUT         the artifacts folder (default ./reftable-gate)
 #   GATE_WORK        where reftable-rs is cloned and the gate installed, outside the
