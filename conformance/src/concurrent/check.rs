@@ -26,14 +26,12 @@ pub(crate) fn check(ev: &Evidence<'_>, commits: &[ObjectId]) -> Vec<Finding> {
     for e in &ev.worker_errors {
         f.add("writer failed", e.clone());
     }
-    let logs = match &ev.logs {
-        Ok(l) => l,
-        Err(e) => {
-            f.add("final stack unreadable", format!("our reader: {e}"));
-            return f.finish();
-        }
-    };
-    let places = Places::of(logs);
+    // An unreadable stack is a finding, and the checks go on with what its tables that
+    // still open hold: the updates lost with the missing ones show as lost.
+    if let Some(e) = &ev.logs.unreadable {
+        f.add("final stack unreadable", format!("our reader: {e}"));
+    }
+    let places = Places::of(&ev.logs.records);
     phantom_entries(ev, &places, &mut f);
     let order = CommitOrder::of(ev, &places, &mut f);
     // Replay the acknowledged transactions in that order on the model.
@@ -539,7 +537,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::concurrent::evidence::Sample;
+    use crate::concurrent::evidence::{FinalLogs, Sample};
     use crate::model::MValue;
     use crate::ops::{Update, Value};
 
@@ -670,7 +668,10 @@ mod tests {
                 Sample::of(false, visible(&m), Some(2)),
             ],
             worker_errors: Vec::new(),
-            logs: Ok(logs),
+            logs: FinalLogs {
+                records: logs,
+                unreadable: None,
+            },
             git_refs: Ok(visible(&m)),
             ours: Ok(ours),
             git_reflogs,
@@ -694,10 +695,24 @@ mod tests {
         let (o, c) = scenario();
         let mut ev = evidence(&o, &c);
         ev.logs
-            .as_mut()
-            .unwrap()
+            .records
             .retain(|(_, _, m)| m != &names::message(1, 0));
         assert!(classes(&check(&ev, &c)).contains(&"lost update"));
+    }
+
+    #[test]
+    fn an_unreadable_stack_is_checked_through_the_tables_that_open() {
+        let (o, c) = scenario();
+        let mut ev = evidence(&o, &c);
+        // A listed table gone: its update is in none of the tables that still open.
+        ev.logs.unreadable = Some("a listed table is gone".into());
+        ev.logs
+            .records
+            .retain(|(_, _, m)| m != &names::message(1, 0));
+        let found = check(&ev, &c);
+        let classes = classes(&found);
+        assert!(classes.contains(&"final stack unreadable"), "{classes:?}");
+        assert!(classes.contains(&"lost update"), "{classes:?}");
     }
 
     #[test]
@@ -705,8 +720,7 @@ mod tests {
         let (o, c) = scenario();
         let mut ev = evidence(&o, &c);
         ev.logs
-            .as_mut()
-            .unwrap()
+            .records
             .push((names::journal(0), 3, names::message(0, 1)));
         assert!(classes(&check(&ev, &c)).contains(&"refused transaction left a trace"));
     }
@@ -729,8 +743,7 @@ mod tests {
         let (o, c) = scenario();
         let mut ev = evidence(&o, &c);
         ev.logs
-            .as_mut()
-            .unwrap()
+            .records
             .push(("refs/heads/x".into(), 2, "concurrent w9 t9".into()));
         assert!(classes(&check(&ev, &c)).contains(&"phantom entry"));
     }
@@ -755,7 +768,7 @@ mod tests {
         assert!(classes(&check(&ev, &c)).contains(&"committed outside its window"));
         let (o, c) = scenario();
         let mut ev = evidence(&o, &c);
-        for l in ev.logs.as_mut().unwrap() {
+        for l in &mut ev.logs.records {
             l.1 = 1;
         }
         assert!(classes(&check(&ev, &c)).contains(&"update index shared"));

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use reftable::LogValue;
+use reftable::{LogValue, MergedTable, Table};
 
 use crate::concurrent::spec::{refdb_options, Outcome};
 use crate::setup::env::Env;
@@ -58,8 +58,8 @@ pub(crate) struct Evidence<'a> {
     pub(crate) samples: Vec<Sample>,
     /// Writers that exited with a failure, and what they printed.
     pub(crate) worker_errors: Vec<String>,
-    /// Every reflog update record of the final stack, as we read it: (ref, index, message).
-    pub(crate) logs: Result<Vec<(String, u64, String)>, String>,
+    /// The reflog update records of the final stack, as we read it.
+    pub(crate) logs: FinalLogs,
     /// The final stack as we read it.
     pub(crate) ours: Result<Snapshot, String>,
     /// The final refs as `git for-each-ref` lists them.
@@ -78,11 +78,58 @@ fn trim_nl(m: &[u8]) -> String {
     s.strip_suffix('\n').unwrap_or(&s).to_string()
 }
 
-/// Every reflog update record of the stack in `stack`: (ref, update index, message).
-fn log_records(stack: &Path) -> Result<Vec<(String, u64, String)>, String> {
+/// A reflog update record: (ref, update index, message).
+pub(crate) type LogEntry = (String, u64, String);
+
+/// The reflog update records of a final stack.
+pub(crate) struct FinalLogs {
+    /// The records of the stack; when it cannot be read, those of the tables it lists that
+    /// still open: an acknowledged update in none of them is lost all the same, whichever
+    /// table is missing.
+    pub(crate) records: Vec<LogEntry>,
+    /// Why the stack as listed cannot be read, when it cannot.
+    pub(crate) unreadable: Option<String>,
+}
+
+impl FinalLogs {
+    /// The records of the stack in `stack`.
+    pub(crate) fn read(stack: &Path) -> FinalLogs {
+        match log_records(stack) {
+            Ok(records) => FinalLogs {
+                records,
+                unreadable: None,
+            },
+            Err(e) => FinalLogs {
+                records: listed_log_records(stack).unwrap_or_default(),
+                unreadable: Some(e),
+            },
+        }
+    }
+}
+
+/// Every reflog update record of the stack in `stack`.
+fn log_records(stack: &Path) -> Result<Vec<LogEntry>, String> {
     let db = reftable::refdb::RefDb::open_or_create(stack, refdb_options(false))
         .map_err(|e| format!("{e:#}"))?;
-    let mut it = db.stack().merged().logs().map_err(|e| format!("{e:#}"))?;
+    records_of(db.stack().merged())
+}
+
+/// The reflog update records of the tables `tables.list` in `stack` names that open,
+/// merged in the list's order (a stack our reader refuses: a listed table gone or broken).
+fn listed_log_records(stack: &Path) -> Result<Vec<LogEntry>, String> {
+    let list = std::fs::read_to_string(stack.join("tables.list")).map_err(|e| e.to_string())?;
+    let tables: Vec<Table> = (list.lines())
+        .filter_map(|name| Table::open(stack.join(name)).ok())
+        .collect();
+    let Some(hash) = tables.first().map(Table::hash) else {
+        return Ok(Vec::new());
+    };
+    records_of(&MergedTable::new(tables, hash).map_err(|e| format!("{e:#}"))?)
+}
+
+/// Every reflog update record `merged` holds.
+fn records_of(merged: &MergedTable) -> Result<Vec<LogEntry>, String> {
+    let mut it = merged.logs().map_err(|e| format!("{e:#}"))?;
     let mut out = Vec::new();
     while let Some(l) = it.next_record().map_err(|e| format!("{e:#}"))? {
         if let LogValue::Update(u) = &l.value {
@@ -161,7 +208,7 @@ impl<'a> Evidence<'a> {
             outcomes,
             samples,
             worker_errors,
-            logs: log_records(&stack),
+            logs: FinalLogs::read(&stack),
             ours,
             git_refs,
             git_reflogs,
@@ -201,4 +248,48 @@ pub(crate) fn listed_refs(s: &Snapshot) -> BTreeMap<String, String> {
             crate::snapshot::SValue::Symref(_) => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reftable::{LogRecord, LogUpdate, ObjectId, Signature, Stack, StackOptions, TzOffset};
+
+    fn add_logged(st: &mut Stack, name: &str, msg: &str) {
+        let id = ObjectId::from_hex(&"1".repeat(40)).unwrap();
+        st.add(|w, ui| {
+            w.set_limits(ui, ui)?;
+            w.add_log(&LogRecord {
+                refname: name.as_bytes().to_vec(),
+                update_index: ui,
+                value: LogValue::Update(LogUpdate {
+                    old_id: ObjectId::null(id.hash()),
+                    new_id: id,
+                    committer: Signature::new("C", "c@example.com", 7, TzOffset::from_hhmm(0)),
+                    message: format!("{msg}\n").into_bytes(),
+                }),
+            })
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_stack_with_a_listed_table_gone_is_read_through_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = StackOptions::default().auto_compaction(false);
+        let mut st = Stack::open_or_create(dir.path(), opts).unwrap();
+        for (name, msg) in [("refs/journal/a", "first"), ("refs/journal/b", "second")] {
+            add_logged(&mut st, name, msg);
+        }
+        let read = FinalLogs::read(dir.path());
+        assert_eq!(read.unreadable, None);
+        assert_eq!(read.records.len(), 2);
+        let list = std::fs::read_to_string(dir.path().join("tables.list")).unwrap();
+        let first = list.lines().next().unwrap();
+        std::fs::remove_file(dir.path().join(first)).unwrap();
+        let read = FinalLogs::read(dir.path());
+        assert!(read.unreadable.is_some());
+        let second = ("refs/journal/b".to_string(), 2, "second".to_string());
+        assert_eq!(read.records, vec![second]);
+    }
 }
