@@ -129,12 +129,20 @@ pub(crate) fn copy_dir(from: &Path, to: &Path, skip: Option<&str>) -> Result<(),
 }
 
 /// A scratch copy of a repository or stack for git and us to write into: [`copy_dir`], with
-/// each table (`*.ref`) a hard link to the original, where the file system allows one. A
-/// writer never changes a table in place (it writes a new one and renames it in, and
-/// deletes the old), so the two trees cannot see each other's writes; what damages tables
-/// must copy them.
+/// each table (`*.ref`) and pack file a hard link to the original, where the file system
+/// allows one. A writer never changes one in place (it writes a new one and renames it in,
+/// and deletes the old), so the two trees cannot see each other's writes; what damages
+/// tables must copy them.
 pub(crate) fn scratch_copy(from: &Path, to: &Path, skip: Option<&str>) -> Result<(), String> {
     copy_tree(from, to, skip, true)
+}
+
+/// Whether a file named `name` is one git and we only ever write whole and rename in: a
+/// table, or a pack's data, index or reverse index.
+fn written_once(name: &[u8]) -> bool {
+    [&b".ref"[..], b".pack", b".idx", b".rev"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
 }
 
 fn copy_tree(from: &Path, to: &Path, skip: Option<&str>, link_tables: bool) -> Result<(), String> {
@@ -150,8 +158,8 @@ fn copy_tree(from: &Path, to: &Path, skip: Option<&str>, link_tables: bool) -> R
         if kind.is_dir() {
             copy_tree(&p, &dest, None, link_tables)?;
         } else if kind.is_file() {
-            let table = link_tables && name.as_encoded_bytes().ends_with(b".ref");
-            if !(table && std::fs::hard_link(&p, &dest).is_ok()) {
+            let linked = link_tables && written_once(name.as_encoded_bytes());
+            if !(linked && std::fs::hard_link(&p, &dest).is_ok()) {
                 std::fs::copy(&p, &dest).map_err(|e| format!("{}: {e}", p.display()))?;
             }
         }
@@ -204,7 +212,7 @@ mod tests {
     }
 
     #[test]
-    fn a_scratch_copy_links_tables_and_copies_the_rest() {
+    fn a_scratch_copy_links_tables_and_packs_and_copies_the_rest() {
         use std::os::unix::fs::MetadataExt;
         let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let stack = from.path().join(".git/reftable");
@@ -212,12 +220,20 @@ mod tests {
         std::fs::write(stack.join("0x1-0x1-0a1b2c3d.ref"), "table").unwrap();
         std::fs::write(stack.join("tables.list"), "0x1-0x1-0a1b2c3d.ref\n").unwrap();
         std::fs::write(from.path().join(".git/config"), "[core]\n").unwrap();
+        let pack = from.path().join(".git/objects/pack");
+        std::fs::create_dir_all(&pack).unwrap();
+        std::fs::write(pack.join("pack-1.pack"), "pack").unwrap();
         let copy = to.path().join("copy");
         scratch_copy(from.path(), &copy, None).unwrap();
         let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
         let table = "0x1-0x1-0a1b2c3d.ref";
         let copied = copy.join(".git/reftable");
         assert_eq!(inode(&stack.join(table)), inode(&copied.join(table)));
+        let pack_file = "../objects/pack/pack-1.pack";
+        assert_eq!(
+            inode(&stack.join(pack_file)),
+            inode(&copied.join(pack_file))
+        );
         for other in ["tables.list", "../config"] {
             assert_ne!(inode(&stack.join(other)), inode(&copied.join(other)));
         }

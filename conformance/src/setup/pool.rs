@@ -1,6 +1,6 @@
 //! The objects a case's refs point at: one bare repository per hash with commits, annotated
-//! tags and a tree, shared by every case of a run through git alternates, and the answers the
-//! library and the model get about them.
+//! tags and a tree, shared by every case of a run through hard links to its pack, and the
+//! answers the library and the model get about them.
 
 use std::path::{Path, PathBuf};
 
@@ -23,7 +23,7 @@ pub struct Pool {
     pub missing: ObjectId,
 }
 
-/// Objects of one hash, shared by every case of a run through git alternates.
+/// Objects of one hash, shared by every case of a run through hard links to its pack.
 pub struct ObjectPool {
     /// The pool's `objects` directory.
     pub objects_dir: PathBuf,
@@ -88,9 +88,9 @@ impl ObjectPool {
 }
 
 /// Move the pool's objects into one pack. Every git a case runs that reads an object
-/// (`for-each-ref` peeling each ref, `push`, `reflog expire`, `log -g`) finds it there
-/// through the alternate: a loose object costs git an open, a map and an inflate each time
-/// it is read, and a listing that peels 300 refs was four times as costly in CPU.
+/// (`for-each-ref` peeling each ref, `push`, `reflog expire`, `log -g`) finds it in the
+/// pack: a loose object costs git an open, a map and an inflate each time it is read, and
+/// a listing that peels 300 refs was four times as costly in CPU.
 fn pack(
     git: &Git,
     repo: &Path,
