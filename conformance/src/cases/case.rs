@@ -131,9 +131,27 @@ pub fn step_concrete<'e>(
     Ok(exec)
 }
 
-/// Run concrete operations under `opts` (replay and minimization).
+/// Run concrete operations under `opts` (minimization), with the end-of-case checks a
+/// generated case with these options gets.
 pub fn run_concrete(env: &Env, opts: CaseOptions, ops: &[Op]) -> Result<CaseResult, String> {
+    run_concrete_turns(env, opts, ops, false)
+}
+
+/// Replay a recorded case: [`run_concrete`] with every end-of-case check that takes turns
+/// across cases, so that a case recorded when it took another turn (by an older build, or
+/// before the turns were spaced differently) still shows what it showed then.
+pub fn replay_concrete(env: &Env, opts: CaseOptions, ops: &[Op]) -> Result<CaseResult, String> {
+    run_concrete_turns(env, opts, ops, true)
+}
+
+fn run_concrete_turns(
+    env: &Env,
+    opts: CaseOptions,
+    ops: &[Op],
+    every_turn: bool,
+) -> Result<CaseResult, String> {
     let mut exec = Executor::new(env, opts)?;
+    exec.every_turn = every_turn;
     for op in ops {
         exec.step(op.clone());
         if exec.diverged() {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::budget::{Budget, Stop};
-use crate::cases::case::{not_applicable, run_concrete};
+use crate::cases::case::{not_applicable, replay_concrete};
 use crate::cases::casedir::CaseFile;
 use crate::ci_output::result::TestResult;
 use crate::concurrent::cli::{concurrent_only, rounds, Round, WriterArgs, ROUND_MARGIN};
@@ -291,7 +291,7 @@ pub fn replay(a: &CaseDirArgs) -> Result<i32, String> {
     if let Some(why) = not_applicable(&env.profile, &file.ops) {
         return Err(format!("cannot replay {}: {why}", a.dir.display()));
     }
-    let result = run_concrete(&env, file.options, &file.ops)?;
+    let result = replay_concrete(&env, file.options, &file.ops)?;
     for (i, op) in result.ops.iter().enumerate() {
         println!("{i:3}: {}", op.summary());
     }

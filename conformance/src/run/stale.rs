@@ -2,7 +2,7 @@
 //! is run again as a case; one that stops reproducing fails the run (the defect was fixed,
 //! or the entry's range is wrong).
 
-use crate::cases::case::run_concrete;
+use crate::cases::case::replay_concrete;
 use crate::cases::casedir::CaseFile;
 use crate::defects::registry::{matches, Expected, ExpectedSet, Mode};
 use crate::setup::env::Env;
@@ -20,7 +20,7 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
     let shows = |e: &&Expected| e.shows_on(&env.profile.sanitizers);
     for e in known.in_range_of(&v, Mode::Run).filter(shows) {
         let dir = known.resolve(&e.case);
-        let r = CaseFile::read(&dir).and_then(|c| run_concrete(env, c.options, &c.ops));
+        let r = CaseFile::read(&dir).and_then(|c| replay_concrete(env, c.options, &c.ops));
         match r {
             Ok(r) if r.divergences.iter().any(|d| matches(e, d)) => {}
             Ok(_) => out.push(format!(

@@ -121,11 +121,14 @@ impl From<String> for ProbeError {
 const LOG_SEEKS: usize = 2;
 
 /// How many cases share one run of each end-of-case check that takes turns: git's reflogs,
-/// git reading our stack and the config limits on one case in this many (about 30 times in
-/// a default run of 120 cases); broken refs and the filtered views, which alone show known
-/// defects (2.47's exclude patterns, master's double free over a missing object), on the
-/// other half of the cases.
-const END_EVERY: u64 = 4;
+/// git reading our stack and the config limits on one case in this many (about 15 times in
+/// a default run of 120 cases).
+const END_EVERY: u64 = 8;
+
+/// How many cases share one run of broken refs and the filtered views, which alone show
+/// known defects (2.47's exclude patterns, master's double free over a missing object):
+/// about 30 times in a default run.
+const VIEWS_EVERY: u64 = 4;
 
 impl Executor<'_> {
     /// The checks after a step, in order; the first that fails ends them.
@@ -471,8 +474,10 @@ impl Executor<'_> {
         }
         let slot = self.rotation_slot();
         // The end checks below take turns as the costly probes do, on every kind of stack
-        // the options give: `even` on one case in [`END_EVERY`], `odd` on another half.
-        let (even, odd) = (slot % END_EVERY == 0, slot % 2 == 1);
+        // the options give: `even` on one case in [`END_EVERY`], `odd` on one in
+        // [`VIEWS_EVERY`] of the others (a replay runs them all).
+        let all = self.every_turn;
+        let (even, odd) = (all || slot % END_EVERY == 0, all || slot % VIEWS_EVERY == 1);
         let started = Instant::now();
         if even {
             let Some(theirs) = self.check_git_reflogs(&ours, step_end) else {
@@ -509,7 +514,7 @@ impl Executor<'_> {
         let mut started = self.spent_if(even, "end: config limits", started);
         self.count(Check::GitProbes);
         for (i, (class, every, probe)) in Self::GIT_PROBES.into_iter().enumerate() {
-            if (slot + i as u64) % every != 0 {
+            if !self.every_turn && (slot + i as u64) % every != 0 {
                 continue;
             }
             let outcome = probe(&self);
@@ -651,17 +656,17 @@ impl Executor<'_> {
     /// The probes of [`Check::GitProbes`], each on a copy of git's repository, with the
     /// class a failure is reported under and how many cases share one run of it, in the
     /// order they run. The costly ones (10 to 70 ms of git processes each) take turns: each
-    /// runs on one case in four, chosen by the case's options (see
-    /// [`Executor::rotation_slot`]), so a run of 120 cases still makes each about 30 times,
-    /// on every kind of stack the options give.
+    /// runs on one case in eight, chosen by the case's options (see
+    /// [`Executor::rotation_slot`]), so a run of 120 cases still makes each about 15 times,
+    /// on every kind of stack the options give (a replay makes them all).
     const GIT_PROBES: [(&'static str, u64, Probe<Self>); 7] = [
-        ("reference-transaction hook", 4, Self::check_ref_hook),
+        ("reference-transaction hook", 8, Self::check_ref_hook),
         ("quarantine", 1, Self::check_quarantine),
-        ("stash", 4, Self::check_stash),
-        ("obj-heavy table", 4, Self::check_obj_heavy),
-        ("unreachable expiry", 4, Self::check_unreachable_expiry),
+        ("stash", 8, Self::check_stash),
+        ("obj-heavy table", 8, Self::check_obj_heavy),
+        ("unreachable expiry", 8, Self::check_unreachable_expiry),
         ("migrated to files", 1, Self::check_migrated_to_files),
-        ("bare without logAllRefUpdates", 4, Self::check_bare_logs),
+        ("bare without logAllRefUpdates", 8, Self::check_bare_logs),
     ];
 
     /// Which turn of the rotating probes a case takes (see [`super::slot_of`]).

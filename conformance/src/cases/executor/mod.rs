@@ -99,6 +99,9 @@ pub struct Executor<'e> {
     pub(crate) touched: Vec<String>,
     /// Which steps get the checks that run git (see `git_turns.rs`).
     pub(crate) git_turns: git_turns::GitTurns,
+    /// Whether the end-of-case checks that take turns across cases all run on this one
+    /// (a replay: see [`crate::cases::case::replay_concrete`]).
+    pub every_turn: bool,
     /// Whether the current step is one of them.
     pub(crate) git_turn: bool,
     /// The names git looks up on the current turn (touched since its last one).
@@ -189,6 +192,7 @@ impl<'e> Executor<'e> {
             edges_git: Default::default(),
             touched: Vec::new(),
             git_turns: Default::default(),
+            every_turn: false,
             git_turn: false,
             turn_names: Vec::new(),
             table_cache: Default::default(),
