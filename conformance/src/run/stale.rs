@@ -2,9 +2,11 @@
 //! is run again as a case; one that stops reproducing fails the run (the defect was fixed,
 //! or the entry's range is wrong).
 
-use crate::cases::case::replay_concrete;
+use crate::cases::case::{not_applicable, replay_concrete};
 use crate::cases::casedir::CaseFile;
+use crate::cases::executor::fit;
 use crate::defects::registry::{matches, Expected, ExpectedSet, Mode};
+use crate::git::profile::Profile;
 use crate::setup::env::Env;
 
 /// Replay every run-mode entry in range of `env`'s git; returns one line for each that no
@@ -20,7 +22,13 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
     let shows = |e: &&Expected| e.shows_on(&env.profile.sanitizers);
     for e in known.in_range_of(&v, Mode::Run).filter(shows) {
         let dir = known.resolve(&e.case);
-        let r = CaseFile::read(&dir).and_then(|c| replay_concrete(env, c.options, &c.ops));
+        let file = CaseFile::read(&dir);
+        // A case this git cannot run as it was recorded (options it has no config for,
+        // commands it lacks) says nothing of the defect here: its reproducer does.
+        if file.as_ref().is_ok_and(|c| !replayable(&env.profile, c)) {
+            continue;
+        }
+        let r = file.and_then(|c| replay_concrete(env, c.options, &c.ops));
         match r {
             Ok(r) if r.divergences.iter().any(|d| matches(e, d)) => {}
             Ok(_) => out.push(format!(
@@ -33,4 +41,64 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `env`'s git runs the case `c` as it was recorded: with its options (a git without
+/// `reftable.*` config runs every case at the default block size) and its commands.
+fn replayable(profile: &Profile, c: &CaseFile) -> bool {
+    fit(c.options, profile) == c.options && not_applicable(profile, &c.ops).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::profile::{Features, GitRules};
+    use crate::ops::CaseOptions;
+
+    fn profile(reftable_config: bool) -> Profile {
+        Profile {
+            version: "2.45.4".into(),
+            build_options: String::new(),
+            commit: None,
+            features: Features {
+                reftable_config,
+                ..Features::default()
+            },
+            objects_checked_when_queued: false,
+            df_checks_batched: false,
+            non_commit_through_symref_refused: false,
+            tables_list_needs_newline: false,
+            rules: GitRules {
+                dangling_symref_protected: false,
+                log_only_old_checked: true,
+            },
+            symbolic_root_refs_listed: false,
+            no_reflog_message: String::new(),
+            sanitizers: Vec::new(),
+            surprises: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_case_with_a_block_size_is_not_replayed_by_a_git_without_reftable_config() {
+        let small = CaseFile {
+            seed: None,
+            index: None,
+            options: CaseOptions {
+                block_size: 300,
+                ..CaseOptions::default()
+            },
+            ops: Vec::new(),
+            divergences: Vec::new(),
+            git_version: "2.47.3".into(),
+            git: None,
+        };
+        assert!(!replayable(&profile(false), &small));
+        assert!(replayable(&profile(true), &small));
+        let default = CaseFile {
+            options: CaseOptions::default(),
+            ..small
+        };
+        assert!(replayable(&profile(false), &default));
+    }
 }
