@@ -150,8 +150,7 @@ fn run_concrete_turns(
     ops: &[Op],
     every_turn: bool,
 ) -> Result<CaseResult, String> {
-    let mut exec = Executor::new(env, opts)?;
-    exec.every_turn = every_turn;
+    let mut exec = Executor::with_turns(env, opts, every_turn)?;
     for op in ops {
         exec.step(op.clone());
         if exec.diverged() {

@@ -49,8 +49,9 @@ use crate::ops::{CaseOptions, LogRefsOpt, Op};
 use crate::setup::env::{init_repo, Env};
 
 /// How many cases share one files-backend twin: it costs a libgit2 write and read-back per
-/// transaction, about a seventh of the harness's time when every case had one.
-pub(crate) const TWIN_EVERY: u64 = 2;
+/// transaction, about a seventh of the harness's time when every case had one (27 cases of a
+/// default run on 2.47.3 have it).
+pub(crate) const TWIN_EVERY: u64 = 3;
 
 /// Which turn of the rotating checks a case with `opts` takes: a hash (FNV-1a) of its
 /// options, which replaying and minimizing a case keep, so a finding shows again in both.
@@ -101,7 +102,7 @@ pub struct Executor<'e> {
     pub(crate) git_turns: git_turns::GitTurns,
     /// Whether the end-of-case checks that take turns across cases all run on this one
     /// (a replay: see [`crate::cases::case::replay_concrete`]).
-    pub every_turn: bool,
+    pub(crate) every_turn: bool,
     /// Whether the current step is one of them.
     pub(crate) git_turn: bool,
     /// The names git looks up on the current turn (touched since its last one).
@@ -124,6 +125,16 @@ impl<'e> Executor<'e> {
     /// Set up git's repository, our stack, the model and the twin for a case. Options git
     /// cannot honour (`reftable.*` config before 2.46) fall back to git's defaults.
     pub fn new(env: &'e Env, opts: CaseOptions) -> Result<Executor<'e>, String> {
+        Self::with_turns(env, opts, false)
+    }
+
+    /// [`Executor::new`]; with `every_turn`, the case gets every check that takes turns
+    /// across cases (the twin, the end-of-case probes): a replay.
+    pub fn with_turns(
+        env: &'e Env,
+        opts: CaseOptions,
+        every_turn: bool,
+    ) -> Result<Executor<'e>, String> {
         let opts = fit(opts, &env.profile);
         let hash = opts.hash();
         let repo = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
@@ -155,8 +166,9 @@ impl<'e> Executor<'e> {
         model.log_only_old_checked = env.profile.rules.log_only_old_checked;
         model.init("main");
         // The twin follows one case in [`TWIN_EVERY`] (by the case's rotation slot, which a
-        // replay and a minimization keep), of SHA-1 cases only (libgit2's files backend).
-        let twin = if hash == HashId::Sha1 && slot_of(&opts) % TWIN_EVERY == 1 {
+        // minimization keeps; a replay has it), of SHA-1 cases only (libgit2's files backend).
+        let twin_turn = every_turn || slot_of(&opts) % TWIN_EVERY == 1;
+        let twin = if hash == HashId::Sha1 && twin_turn {
             Some(files_twin(env, &opts)?)
         } else {
             None
@@ -192,7 +204,7 @@ impl<'e> Executor<'e> {
             edges_git: Default::default(),
             touched: Vec::new(),
             git_turns: Default::default(),
-            every_turn: false,
+            every_turn,
             git_turn: false,
             turn_names: Vec::new(),
             table_cache: Default::default(),
