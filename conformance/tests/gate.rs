@@ -52,7 +52,8 @@ fn expected_divergences_still_reproduce() {
 }
 
 /// Every case under `regressions/` (divergences found by the gate and fixed, in us or in the
-/// harness) replays without a divergence that is not a known git defect.
+/// harness) replays, with every check that takes turns, without a divergence that is not a
+/// known git defect.
 #[test]
 fn fixed_divergences_stay_fixed() {
     let Some(env) = common::env() else { return };
@@ -68,7 +69,7 @@ fn fixed_divergences_stay_fixed() {
             eprintln!("{}: not run: {why}", case.display());
             continue;
         }
-        let r = conformance::cases::case::run_concrete(&env, file.options, &file.ops).unwrap();
+        let r = conformance::cases::case::replay_concrete(&env, file.options, &file.ops).unwrap();
         let unexpected: Vec<_> = r
             .divergences
             .iter()
@@ -86,4 +87,33 @@ fn fixed_divergences_stay_fixed() {
     let f = &env.profile.features;
     assert!(n == cases || !(f.symref_commands && f.batch_updates && f.refs_writes));
     eprintln!("{n} regression cases replay clean");
+}
+
+/// A replay makes every end-of-case check that takes turns across cases, and has the twin:
+/// a case recorded under other turns still meets the check that found it.
+#[test]
+fn a_replay_runs_every_turn() {
+    let Some(env) = common::env() else { return };
+    let generated = run_generated(&env, 7, 0, 3).unwrap();
+    let opts = generated.options.unwrap();
+    let replayed = conformance::cases::case::replay_concrete(&env, opts, &generated.ops).unwrap();
+    let ran = |check: &str| replayed.check_costs.contains_key(check);
+    let turns = [
+        "end: reflogs (log -g, reflog list, @{n}, refs exists)",
+        "end: broken refs",
+        "end: filtered views",
+        "end: probe: stash",
+        "end: probe: reference-transaction hook",
+        "end: probe: bare without logAllRefUpdates",
+    ];
+    let missing: Vec<_> = turns.iter().filter(|c| !ran(c)).collect();
+    assert!(missing.is_empty(), "the replay skipped {missing:?}");
+    assert_eq!(replayed.twin_followed, !opts.sha256);
+    let skipped = turns
+        .iter()
+        .filter(|c| !generated.check_costs.contains_key(**c));
+    assert!(
+        skipped.count() > 0,
+        "case 0 of seed 7 takes every turn: pick another"
+    );
 }

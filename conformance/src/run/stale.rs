@@ -43,8 +43,8 @@ pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
     out
 }
 
-/// Whether `env`'s git runs the case `c` as it was recorded: with its options (a git without
-/// `reftable.*` config runs every case at the default block size) and its commands.
+/// Whether the git of `profile` runs the case `c` as it was recorded: with its options (a git
+/// without `reftable.*` config runs every case at the default block size) and its commands.
 fn replayable(profile: &Profile, c: &CaseFile) -> bool {
     fit(c.options, profile) == c.options && not_applicable(profile, &c.ops).is_none()
 }
