@@ -26,6 +26,15 @@ impl Twin {
         git2::opts::strict_object_creation(false);
         let repo = Repository::open(dir)
             .map_err(|e| format!("libgit2 cannot open {}: {e}", dir.display()))?;
+        // The repository's own configuration only, as the gits run with: libgit2 would also
+        // read the machine's global and system files (a `core.*` setting there would reach
+        // the twin), and look at each of them again for every ref it writes.
+        let own = || -> Result<(), git2::Error> {
+            let mut config = git2::Config::new()?;
+            config.add_file(&repo.path().join("config"), git2::ConfigLevel::Local, false)?;
+            repo.set_config(&config)
+        };
+        own().map_err(|e| format!("libgit2 cannot read {}'s config: {e}", dir.display()))?;
         Ok(Twin {
             repo,
             written: RefCell::default(),
@@ -179,6 +188,38 @@ mod tests {
             new: Some(new),
             old: None,
             no_deref: false,
+        }
+    }
+
+    /// The twin reads its repository's configuration and no other: not the machine's global
+    /// or system files, which the gits do not read either.
+    #[test]
+    fn the_twin_reads_only_its_repository_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        repo.config()
+            .unwrap()
+            .set_str("core.twinprobe", "local")
+            .unwrap();
+        let twin = Twin::open(dir.path()).unwrap();
+        let config = twin.repo.config().unwrap();
+        assert_eq!(config.get_string("core.twinprobe").unwrap(), "local");
+        let mut levels = Vec::new();
+        let mut entries = config.entries(None).unwrap();
+        while let Some(entry) = entries.next() {
+            levels.push(entry.unwrap().level());
+        }
+        assert!(!levels.is_empty());
+        assert!(
+            levels.iter().all(|l| *l == git2::ConfigLevel::Local),
+            "{levels:?}"
+        );
+        for level in [
+            git2::ConfigLevel::System,
+            git2::ConfigLevel::XDG,
+            git2::ConfigLevel::Global,
+        ] {
+            assert!(config.open_level(level).is_err(), "{level:?}");
         }
     }
 
