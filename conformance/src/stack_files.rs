@@ -145,7 +145,7 @@ fn written_once(name: &[u8]) -> bool {
         .any(|ext| name.ends_with(ext))
 }
 
-fn copy_tree(from: &Path, to: &Path, skip: Option<&str>, link_tables: bool) -> Result<(), String> {
+fn copy_tree(from: &Path, to: &Path, skip: Option<&str>, link: bool) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
     for e in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
         let e = e.map_err(|e| e.to_string())?;
@@ -156,9 +156,9 @@ fn copy_tree(from: &Path, to: &Path, skip: Option<&str>, link_tables: bool) -> R
         let (p, dest) = (e.path(), to.join(&name));
         let kind = e.file_type().map_err(|e| format!("{}: {e}", p.display()))?;
         if kind.is_dir() {
-            copy_tree(&p, &dest, None, link_tables)?;
+            copy_tree(&p, &dest, None, link)?;
         } else if kind.is_file() {
-            let linked = link_tables && written_once(name.as_encoded_bytes());
+            let linked = link && written_once(name.as_encoded_bytes());
             if !(linked && std::fs::hard_link(&p, &dest).is_ok()) {
                 std::fs::copy(&p, &dest).map_err(|e| format!("{}: {e}", p.display()))?;
             }

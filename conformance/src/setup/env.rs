@@ -135,7 +135,7 @@ impl Env {
 /// pool's pack (a copy where the file system has no links). git never writes a pack in
 /// place. An alternate would serve too, but then git lists the alternate's refs in a
 /// process of its own for each `fetch` and `push` (220 of the 7,200 git processes of a
-/// default run, and a tenth of its git CPU).
+/// default run, and about a tenth of its git CPU).
 fn link_pool(git_dir: &Path, objects: &Path) -> Result<(), String> {
     let pack = git_dir.join("objects/pack");
     std::fs::create_dir_all(&pack).map_err(|e| format!("{}: {e}", pack.display()))?;
