@@ -16,7 +16,7 @@ pub(crate) type Answers = BTreeMap<&'static str, Result<String, String>>;
 
 /// One undamaged starting point.
 pub(crate) struct Base {
-    /// A copy of git's repository after the case (objects copied in, no alternates).
+    /// A copy of git's repository after the case (with the pool's pack).
     pub(crate) repo: PathBuf,
     /// Names looked up by `show-ref --verify` and `reflog show`.
     pub(crate) names: Vec<String>,

@@ -74,9 +74,8 @@ fn make_base(
     Ok(Some(base))
 }
 
-/// Run the gate's case `index` of `seed` and copy git's repository to `dir/repo`, without
-/// alternates and with the pool's objects copied in: the copy and its hash, `None` when
-/// the case diverged.
+/// Run the gate's case `index` of `seed` and copy git's repository to `dir/repo` (the pool's
+/// pack comes with it): the copy and its hash, `None` when the case diverged.
 fn copy_case(
     env: &Env,
     seed: u64,
@@ -100,13 +99,6 @@ fn copy_case(
     copy_dir(exec.repo.path(), &repo, None)?;
     let hash = exec.hash;
     drop(exec.finish());
-    let git_dir = repo.join(".git");
-    let _ = std::fs::remove_file(git_dir.join("objects/info/alternates"));
-    copy_dir(
-        &env.pool(hash).objects_dir,
-        &git_dir.join("objects"),
-        Some("info"),
-    )?;
     Ok(Some((repo, hash)))
 }
 

@@ -1,5 +1,5 @@
-//! A faults finding written to disk: the repository before the operation (its objects
-//! copied in, so it stands alone), the operation's standard input, and `reproduce.sh`, which
+//! A faults finding written to disk: the repository before the operation (with the pool's
+//! pack, so it stands alone), the operation's standard input, and `reproduce.sh`, which
 //! runs git's command on a copy with the fault injected by strace and shows what it left.
 
 use std::path::Path;
@@ -18,8 +18,6 @@ pub struct FindingFiles<'a> {
     pub about: &'a str,
     /// The repository before the operation.
     pub pre: &'a Path,
-    /// The object pool's `objects` directory the repository borrows from.
-    pub objects: &'a Path,
     /// git's arguments (without `git`) and standard input.
     pub args: &'a [String],
     /// Standard input.
@@ -39,8 +37,6 @@ pub fn write(dir: &Path, f: &FindingFiles<'_>) -> Result<(), String> {
     fresh(dir).map_err(io)?;
     let repo = dir.join("repo");
     copy_dir(f.pre, &repo, None)?;
-    copy_dir(f.objects, &repo.join(".git/objects"), None)?;
-    let _ = std::fs::remove_file(repo.join(".git/objects/info/alternates"));
     std::fs::write(dir.join("stdin"), f.stdin).map_err(io)?;
     write_script(&dir.join(REPRODUCE), &script(f)).map_err(io)
 }
@@ -137,7 +133,6 @@ mod tests {
             let f = FindingFiles {
                 about: "a finding",
                 pre: Path::new("/nonexistent"),
-                objects: Path::new("/nonexistent"),
                 args: &["update-ref".into(), "--stdin".into()],
                 stdin: "",
                 tick: 1,

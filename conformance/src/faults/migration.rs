@@ -533,7 +533,7 @@ pub fn try_migrations(
     cfg: &FaultsConfig,
     index: u64,
     dir: &Path,
-    file: &mut dyn FnMut(&mut MigrationRun, &Path, &Path),
+    file: &mut dyn FnMut(&mut MigrationRun, &Path),
 ) -> Result<Vec<MigrationRun>, String> {
     if !env.profile.features.refs_migrate {
         return Ok(Vec::new());
@@ -565,7 +565,7 @@ pub fn try_migrations(
             skipped,
             ours: (to == "reftable").then(|| m.our_import(cfg, &opts)),
         };
-        file(&mut r, &src, &env.pool(opts.hash()).objects_dir);
+        file(&mut r, &src);
         runs.push(r);
         match migrated {
             Some(repo) => src = repo,

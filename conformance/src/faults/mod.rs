@@ -184,13 +184,10 @@ impl CaseRun<'_> {
         })?;
         let mut migrations = Vec::new();
         if cfg.migrations && !crate::budget::past(cfg.deadline) {
-            migrations = migration::try_migrations(
-                env,
-                cfg,
-                index,
-                &dir.join("migrate"),
-                &mut |r, src, objects| filing().file_migration(r, src, objects),
-            )?;
+            migrations =
+                migration::try_migrations(env, cfg, index, &dir.join("migrate"), &mut |r, src| {
+                    filing().file_migration(r, src)
+                })?;
             let _ = std::fs::remove_dir_all(&dir);
         }
         let run = FaultsReport {
@@ -338,7 +335,7 @@ impl Filing<'_> {
     }
 
     /// A migration's defects, as [`Filing::file`] does for an operation's (git's side only).
-    fn file_migration(&mut self, r: &mut migration::MigrationRun, src: &Path, objects: &Path) {
+    fn file_migration(&mut self, r: &mut migration::MigrationRun, src: &Path) {
         let command = r.command();
         let args: Vec<String> = ["refs", "migrate", &format!("--ref-format={}", r.to)]
             .map(String::from)
@@ -355,7 +352,6 @@ impl Filing<'_> {
             let files = finding_dir::FindingFiles {
                 about: &about,
                 pre: src,
-                objects,
                 args: &args,
                 stdin: "",
                 tick: migration::TICK,
@@ -398,7 +394,6 @@ impl Filing<'_> {
             let files = finding_dir::FindingFiles {
                 about: &about,
                 pre: t.pre,
-                objects: &t.env.pool(t.opts.hash()).objects_dir,
                 args: &args,
                 stdin: stdin.as_deref().unwrap_or(""),
                 tick: t.tick,
