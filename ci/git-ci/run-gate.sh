@@ -11,8 +11,8 @@
 #   GATE_MODES       gate modes to run, in order: run, migrate, concurrent, damaged
 #                    (default "run migrate")
 #   GATE_SECONDS     time budget of each mode, in seconds (default 300: on 2 cores about
-#                    2,800 to 4,000 cases of `run`; 300 s ran 4,052 cases against 2.47.3
-#                    and 2,857 against a master build tree on an idle 2-core machine, and
+#                    3,300 to 4,600 cases of `run`; 300 s ran 4,597 cases against 2.47.3
+#                    and 3,343 against a master build tree on an idle 2-core machine, and
 #                    the default 120-case run takes 9 to 14 s by git and the machine's
 #                    hour; more cores, more cases)
 #   GATE_SEED        seed (default: the CI's run number, else 1); a seed gives the same cases
