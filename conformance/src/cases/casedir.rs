@@ -48,16 +48,13 @@ impl CaseFile {
     }
 }
 
+/// A stack directory's files copied into a case directory (an empty directory when the
+/// stack is gone).
 fn copy_stack(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    if let Ok(entries) = std::fs::read_dir(from) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_file()) {
-                std::fs::copy(e.path(), to.join(e.file_name()))?;
-            }
-        }
+    if !from.is_dir() {
+        return std::fs::create_dir_all(to);
     }
-    Ok(())
+    crate::stack_files::copy_dir(from, to, None).map_err(std::io::Error::other)
 }
 
 /// Write a case directory for `result`. `stacks` are (ours, git's) stack directories; `pool`

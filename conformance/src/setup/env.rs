@@ -137,17 +137,7 @@ impl Env {
 /// process of its own for each `fetch` and `push` (220 of the 7,200 git processes of a
 /// default run, and about a tenth of its git CPU).
 fn link_pool(git_dir: &Path, objects: &Path) -> Result<(), String> {
-    let pack = git_dir.join("objects/pack");
-    std::fs::create_dir_all(&pack).map_err(|e| format!("{}: {e}", pack.display()))?;
-    let from = objects.join("pack");
-    for e in std::fs::read_dir(&from).map_err(|e| format!("{}: {e}", from.display()))? {
-        let src = e.map_err(|e| e.to_string())?.path();
-        let dest = pack.join(src.file_name().unwrap_or_default());
-        if std::fs::hard_link(&src, &dest).is_err() {
-            std::fs::copy(&src, &dest).map_err(|e| format!("{}: {e}", src.display()))?;
-        }
-    }
-    Ok(())
+    crate::stack_files::scratch_copy(&objects.join("pack"), &git_dir.join("objects/pack"), None)
 }
 
 /// A repository of `format` in `dir`, as `git init` makes it (a copy of the env's freshly

@@ -146,7 +146,7 @@ impl<'e> Executor<'e> {
         };
         let ours_dir = tempfile::tempdir_in(env.dir.path()).map_err(|e| e.to_string())?;
         let git_stack = repo.path().join(".git/reftable");
-        copy_stack(&git_stack, ours_dir.path())?;
+        crate::stack_files::copy_dir(&git_stack, ours_dir.path(), None)?;
         let db_opts = crate::cases::ours::refdb_options(&opts, env.profile.rules, false);
         let db = RefDb::open_or_create(ours_dir.path(), db_opts).map_err(|e| format!("{e:#}"))?;
         let git_db = RefDb::open_or_create(&git_stack, db_opts).map_err(|e| format!("{e:#}"))?;
@@ -438,15 +438,6 @@ pub(crate) enum Trial {
     Copy(Model),
     /// A transaction the model accepted, not yet applied to it.
     Pending(crate::model::Pending),
-}
-
-/// Copy the tables of git's new stack (`git_stack`) into `ours`: both start the same.
-fn copy_stack(git_stack: &Path, ours: &Path) -> Result<(), String> {
-    for e in std::fs::read_dir(git_stack).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        std::fs::copy(&p, ours.join(p.file_name().expect("file"))).map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }
 
 /// A files-backend repository and the twin reading it (SHA-1 cases only). It keeps no
