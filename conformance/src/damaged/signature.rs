@@ -3,10 +3,9 @@
 //! normalized for grouping samples.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::git::driver::{BASE_TIME, TZ};
 use crate::setup::env::Env;
+use crate::syscalls::strace::{program_and_args, under};
 
 use super::base::Base;
 use super::class::{Class, Side};
@@ -53,14 +52,16 @@ impl Key {
 /// The first frames of git's crash under gdb (function names, or addresses without
 /// symbols), libc and abort machinery left out.
 fn backtrace(env: &Env, base: &Base, repo: &Path, command: &str) -> Option<Vec<String>> {
-    let args = git_args(base, command);
-    let mut c = Command::new("gdb");
-    let date = format!("{} {TZ}", BASE_TIME);
-    reftable_testkit::git::hermetic(&mut c, repo, env.git.home(), &date);
-    c.env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false");
-    c.args(["-batch", "-nx", "-ex", "run", "-ex", "bt 12", "--args"]);
-    c.arg(env.git.bin());
-    c.args(&args);
+    // gdb starts git's binary in git's environment (a build tree's wrapper script, which
+    // gdb cannot run, read into the binary it runs and the environment it sets).
+    let mut git = env.git.command(repo, 0);
+    git.args(git_args(base, command));
+    let gdb = ["-batch", "-nx", "-ex", "run", "-ex", "bt 12", "--args"];
+    let args = gdb
+        .map(String::from)
+        .into_iter()
+        .chain(program_and_args(&git));
+    let mut c = under("gdb", &git, args.collect());
     c.stdin(std::process::Stdio::null());
     let o = c.output().ok()?;
     let text = String::from_utf8_lossy(&o.stdout);

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
+use super::wrapper::Wrapper;
+
 use reftable_testkit::process::{kill_pid, output_with_deadline, with_deadline_killing, Deadline};
 pub use reftable_testkit::process::{run_in_group, run_in_group_capturing, Exit, Group};
 
@@ -63,6 +65,9 @@ pub struct Output {
 #[derive(Debug)]
 pub struct Git {
     bin: PathBuf,
+    /// What `bin` is when it is a build tree's wrapper script this reads: the binary is then
+    /// started with the script's environment, without a shell.
+    wrapper: Option<Wrapper>,
     version: String,
     home: tempfile::TempDir,
     timeout: Duration,
@@ -93,6 +98,7 @@ impl Git {
         let home = tempfile::tempdir().map_err(|e| e.to_string())?;
         let mut git = Git {
             bin,
+            wrapper: None,
             version: String::new(),
             home,
             timeout: git_timeout(),
@@ -106,6 +112,7 @@ impl Git {
                 v.stderr
             ));
         }
+        git.wrapper = git.equivalent_wrapper();
         git.version = v
             .stdout
             .trim()
@@ -157,9 +164,38 @@ impl Git {
         self.home.path()
     }
 
-    /// The binary.
+    /// The binary as named (a build tree's `bin-wrappers/git`, say).
     pub fn bin(&self) -> &Path {
         &self.bin
+    }
+
+    /// The binary its commands start: [`Git::bin`], or the one a wrapper script runs.
+    pub fn program(&self) -> &Path {
+        self.wrapper.as_ref().map_or(&self.bin, |w| &w.program)
+    }
+
+    /// The wrapper script `bin` is, read, if running its binary directly with its
+    /// environment makes git see the same environment as running the script does (what git
+    /// passes to a shell alias is compared).
+    fn equivalent_wrapper(&self) -> Option<Wrapper> {
+        let mut head = [0u8; 2];
+        let mut f = std::fs::File::open(&self.bin).ok()?;
+        if f.read_exact(&mut head).is_err() || &head != b"#!" {
+            return None;
+        }
+        let script = std::fs::read_to_string(&self.bin).ok()?;
+        let wrapper = Wrapper::read(&script)?;
+        let args = ["-c", "alias.gate-env=!env", "gate-env"];
+        let dir = self.home.path();
+        let seen = |c: &mut Command| {
+            let o = self.run_command(c, &args, "");
+            let mut lines: Vec<String> = o.stdout.lines().map(str::to_string).collect();
+            lines.sort();
+            o.exit.success().then_some(lines)
+        };
+        let by_script = seen(&mut self.command_as(None, dir, 0, false))?;
+        let direct = seen(&mut self.command_as(Some(&wrapper), dir, 0, false))?;
+        (direct == by_script).then_some(wrapper)
     }
 
     /// A command in `dir` with the fixed environment, committer date [`date_at`]`(tick)`,
@@ -170,9 +206,33 @@ impl Git {
 
     /// Like [`Git::command`], with git's auto-compaction on or off.
     pub fn command_auto(&self, dir: &Path, tick: u64, auto_compaction: bool) -> Command {
+        self.command_as(self.wrapper.as_ref(), dir, tick, auto_compaction)
+    }
+
+    /// [`Git::command_auto`] starting `wrapper`'s binary with its environment, or `bin`.
+    fn command_as(
+        &self,
+        wrapper: Option<&Wrapper>,
+        dir: &Path,
+        tick: u64,
+        auto_compaction: bool,
+    ) -> Command {
         let date = date_at(tick);
-        let mut c = Command::new(&self.bin);
+        let mut c = Command::new(wrapper.map_or(&self.bin, |w| &w.program));
         reftable_testkit::git::hermetic(&mut c, dir, self.home.path(), &date);
+        if let Some(w) = wrapper {
+            // The script's shell exports its directory as `PWD` (git prefers it to
+            // `getcwd` where both name the same directory).
+            if dir.is_absolute() {
+                c.env("PWD", dir);
+            }
+            c.envs(w.env.iter().map(|(k, v)| (k, v)));
+            if let Some(prefix) = &w.path_prefix {
+                let mut path = std::ffi::OsString::from(prefix);
+                path.push(std::env::var_os("PATH").unwrap_or_default());
+                c.env("PATH", path);
+            }
+        }
         if !auto_compaction {
             c.env("GIT_TEST_REFTABLE_AUTOCOMPACTION", "false");
         }

@@ -1,5 +1,6 @@
 //! Driving git: processes under a timeout that kills the whole process group
-//! ([`driver`]), the version ([`version`]), what a git does ([`profile`]), the sanitizers
+//! ([`driver`]), a build tree's wrapper script read so its binary starts without a shell
+//! ([`wrapper`]), the version ([`version`]), what a git does ([`profile`]), the sanitizers
 //! it was built with ([`sanitizer`]), its error wordings mapped to refusal classes
 //! ([`messages`]) and the bound on the files it writes ([`runaway`]).
 
@@ -10,3 +11,4 @@ pub mod reflogs;
 pub mod runaway;
 pub mod sanitizer;
 pub mod version;
+pub mod wrapper;

@@ -194,8 +194,16 @@ pub(crate) fn run_envs(gits: &[PathBuf]) -> Result<Vec<Env>, String> {
 /// Each git under test on stderr: binary, version, what the probe found and its surprises.
 pub(crate) fn announce_gits(envs: &[Env]) {
     for (i, e) in envs.iter().enumerate() {
+        let direct = if e.git.program() == e.git.bin() {
+            String::new()
+        } else {
+            format!(
+                ", run as {} with its environment",
+                e.git.program().display()
+            )
+        };
         eprintln!(
-            "git {i}: {} ({}): {}",
+            "git {i}: {}{direct} ({}): {}",
             e.git.bin().display(),
             e.git.version(),
             e.profile.summary()

@@ -140,7 +140,14 @@ pub fn program_and_args(cmd: &Command) -> impl Iterator<Item = String> + '_ {
 /// environment (which must be complete, as [`crate::git::driver::Git::command`]'s is) and
 /// directory.
 pub fn under_strace(cmd: &Command, args: Vec<String>) -> Command {
-    let mut c = Command::new("strace");
+    under("strace", cmd, args)
+}
+
+/// `runner` (a tracer or a debugger) with `args`, which end with `cmd`'s program and
+/// arguments, in `cmd`'s environment (which must be complete, as
+/// [`crate::git::driver::Git::command`]'s is) and directory.
+pub fn under(runner: &str, cmd: &Command, args: Vec<String>) -> Command {
+    let mut c = Command::new(runner);
     c.args(args);
     c.env_clear();
     for (k, v) in cmd.get_envs() {
