@@ -655,15 +655,16 @@ impl Executor<'_> {
 
     /// The probes of [`Check::GitProbes`], each on a copy of git's repository, with the
     /// class a failure is reported under and how many cases share one run of it, in the
-    /// order they run. The costly ones (10 to 70 ms of git processes each) take turns: each
-    /// runs on one case in eight (the migration to files, which only 2.48+ runs, on one in
-    /// four), chosen by the case's options (see
-    /// [`Executor::rotation_slot`]; cases with the same options share a turn), so a run of
-    /// 120 cases still makes each 5 to 25 times (11 to 20 on 2.47.3 but for the bare
-    /// copy's 5), on every kind of stack the options give (a replay makes them all).
+    /// order they run. They take turns: the costly ones (10 to 70 ms of git processes each)
+    /// on one case in eight, the quarantine (3 ms) and the migration to files (10 ms, 2.48+)
+    /// on one in four, chosen by the case's options (see [`Executor::rotation_slot`]; cases
+    /// with the same options share a turn), so a run of 120 cases still makes each 5 to 25
+    /// times (11 to 20 on 2.47.3 but for the bare copy's 5) and the quarantine and the
+    /// migration about 30, on every kind of stack the options give (a replay makes them
+    /// all).
     const GIT_PROBES: [(&'static str, u64, Probe<Self>); 7] = [
         ("reference-transaction hook", 8, Self::check_ref_hook),
-        ("quarantine", 1, Self::check_quarantine),
+        ("quarantine", 4, Self::check_quarantine),
         ("stash", 8, Self::check_stash),
         ("obj-heavy table", 8, Self::check_obj_heavy),
         ("unreachable expiry", 8, Self::check_unreachable_expiry),
