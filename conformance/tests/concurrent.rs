@@ -48,7 +48,7 @@ fn git_and_our_writers_lose_nothing() {
     // The forced orders run after the round: where strace is (`.ci/run` installs it), each
     // is forced on the test git, which does what each one requires.
     if conformance::syscalls::strace::available() {
-        assert_eq!(r.forced.len(), 4, "{}", r.markdown());
+        assert_eq!(r.forced.len(), 5, "{}", r.markdown());
     } else {
         assert_eq!(r.not_forced.len(), 1, "{}", r.markdown());
     }

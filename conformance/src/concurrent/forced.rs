@@ -20,8 +20,13 @@
 //!   git compacts them into one and removes them. git must find the tables gone, read the
 //!   list again and show every ref (the random round reaches this retry only when its
 //!   timing happens to).
+//! - **compaction past a locked table**: another process holds the lock of a table low in
+//!   the stack (its `.lock` file exists) when a write auto-compacts. From 2.46 git compacts
+//!   the tables above it, which it could lock, and leaves the rest: the write must succeed,
+//!   every ref stay, the locked table stay listed and its lock stay where it was. (Before
+//!   2.46 git compacts nothing then: not forced.)
 //!
-//! No lock or temporary file may be left behind. Where to stop is found from a traced run of
+//! No lock or temporary file may be left behind (but for the scenario's own lock). Where to stop is found from a traced run of
 //! the same command on a copy of the same repository (the first call of the kind after git's
 //! first commit of `tables.list`); when git makes no such call, or the fault meets no call,
 //! the scenario is reported as not forced, which is no finding.
@@ -62,7 +67,7 @@ enum Outcome {
 /// A scenario: run on a fresh directory of its own.
 type Scenario = fn(&Env, &Path) -> Result<Outcome, String>;
 
-/// The four scenarios, each on a fresh repository under `env`'s scratch directory.
+/// The five scenarios, each on a fresh repository under `env`'s scratch directory.
 pub(crate) fn run_forced(env: &Env) -> ForcedRun {
     let mut run = ForcedRun::default();
     if !available() {
@@ -70,11 +75,15 @@ pub(crate) fn run_forced(env: &Env) -> ForcedRun {
             .push("none forced: strace is not installed (apt-get install strace)".into());
         return run;
     }
-    let scenarios: [(&'static str, Scenario); 4] = [
+    let scenarios: [(&'static str, Scenario); 5] = [
         ("append after commit", append_after_commit),
         ("append during compaction", append_during_compaction),
         ("failed addition", failed_addition),
         ("read across a compaction", read_across_compaction),
+        (
+            "compaction past a locked table",
+            compaction_past_locked_table,
+        ),
     ];
     for (name, scenario) in scenarios {
         let outcome = tempfile::tempdir_in(env.dir.path())
@@ -323,6 +332,74 @@ fn read_across_compaction(env: &Env, dir: &Path) -> Result<Outcome, String> {
         Some(stray) => Ok(Outcome::Wrong("stray file left behind", stray)),
         None => Ok(Outcome::Right),
     }
+}
+
+/// The fifth scenario of the module docs.
+fn compaction_past_locked_table(env: &Env, dir: &Path) -> Result<Outcome, String> {
+    let commits = fresh(env, dir)?;
+    // Auto-compaction is off in these writes: a table each.
+    for (i, c) in commits.iter().cycle().take(4).enumerate() {
+        let name = format!("refs/heads/t{i}");
+        env.git
+            .ok(dir, &["update-ref", &name, &c.to_string()], "")
+            .map_err(|e| format!("set-up: {e}"))?;
+    }
+    let before = listed(&stack(dir))?;
+    if before.len() < 4 {
+        return Ok(Outcome::NotForced(format!("tables {before:?}")));
+    }
+    let refs = git_refs(env, dir).map_err(|e| format!("set-up: {e}"))?;
+    // The second table from the bottom: the two above it and the write's own can be
+    // merged without it.
+    let locked = before[1].clone();
+    let lock = stack(dir).join(format!("{locked}.lock"));
+    std::fs::write(&lock, b"").map_err(|e| format!("{}: {e}", lock.display()))?;
+    let id = commits[0].to_string();
+    let args = ["update-ref", "refs/heads/past-the-lock", &id];
+    let out = env.git.run_auto(dir, &args, "", 1, true);
+    let after = listed(&stack(dir))?;
+    let lock_kept = lock.is_file();
+    let _ = std::fs::remove_file(&lock);
+    let mut want = refs;
+    want.insert("refs/heads/past-the-lock".into(), id);
+    let wrong = |class: &'static str, what: String| {
+        let tables = format!("tables {before:?} then {after:?}");
+        Ok(Outcome::Wrong(class, format!("{what}; {tables}")))
+    };
+    if !out.exit.success() {
+        let what = format!("update-ref exited {:?}: {:?}", out.exit, out.stderr.trim());
+        return wrong("write failed past a locked table", what);
+    }
+    if !lock_kept || !after.contains(&locked) {
+        let what = format!(
+            "{locked} listed {}, its lock kept {lock_kept}",
+            after.contains(&locked)
+        );
+        return wrong("locked table compacted", what);
+    }
+    let got = git_refs(env, dir)?;
+    if got != want {
+        return wrong(
+            "refs lost past a locked table",
+            format!("{got:?}, expected {want:?}"),
+        );
+    }
+    if after.len() == before.len() + 1 {
+        return Ok(Outcome::NotForced(
+            "git compacted nothing (before 2.46)".into(),
+        ));
+    }
+    match stray_files(&stack(dir))? {
+        Some(stray) => Ok(Outcome::Wrong("stray file left behind", stray)),
+        None => Ok(Outcome::Right),
+    }
+}
+
+/// The tables `tables.list` in `stack` names, in order.
+fn listed(stack: &Path) -> Result<Vec<String>, String> {
+    let list = std::fs::read_to_string(stack.join("tables.list"))
+        .map_err(|e| format!("{}: {e}", stack.display()))?;
+    Ok(list.lines().map(str::to_string).collect())
 }
 
 /// git with `args` in `repo` (auto-compaction on) under strace with `strace_args`, the
