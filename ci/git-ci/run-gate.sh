@@ -11,10 +11,11 @@
 #   GATE_MODES       gate modes to run, in order: run, migrate, concurrent, damaged
 #                    (default "run migrate")
 #   GATE_SECONDS     time budget of each mode, in seconds (default 300: on 2 cores about
-#                    3,300 to 4,600 cases of `run`; 300 s ran 4,597 cases against 2.47.3
-#                    and 3,343 against a master build tree on an idle 2-core machine, and
-#                    the default 120-case run takes 9 to 14 s by git and the machine's
-#                    hour; more cores, more cases)
+#                    4,600 to 4,800 cases of `run`; 300 s ran 4,597 cases against 2.47.3
+#                    and 4,766 against a master build tree (its bin-wrappers/git, run
+#                    without the script's shell) on an idle 2-core machine, and the
+#                    default 120-case run takes about 9 to 10 s by git and the hour;
+#                    more cores, more cases)
 #   GATE_SEED        seed (default: the CI's run number, else 1); a seed gives the same cases
 #   GATE_OUT         the artifacts folder (default ./reftable-gate)
 #   GATE_WORK        where reftable-rs is cloned and the gate installed, outside the
