@@ -26,10 +26,11 @@
 //!   every ref stay, the locked table stay listed and its lock stay where it was. (Before
 //!   2.46 git compacts nothing then: not forced.)
 //!
-//! No lock or temporary file may be left behind (but for the scenario's own lock). Where to stop is found from a traced run of
-//! the same command on a copy of the same repository (the first call of the kind after git's
-//! first commit of `tables.list`); when git makes no such call, or the fault meets no call,
-//! the scenario is reported as not forced, which is no finding.
+//! No lock or temporary file may be left behind (but for the last scenario's own lock).
+//! Where to stop is found from a traced run of the same command on a copy of the same
+//! repository (the first call of the kind after git's first commit of `tables.list`); when
+//! git makes no such call, or the fault meets no call, the scenario is reported as not
+//! forced, which is no finding.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -349,7 +350,7 @@ fn compaction_past_locked_table(env: &Env, dir: &Path) -> Result<Outcome, String
         return Ok(Outcome::NotForced(format!("tables {before:?}")));
     }
     let refs = git_refs(env, dir).map_err(|e| format!("set-up: {e}"))?;
-    // The second table from the bottom: the two above it and the write's own can be
+    // The second table from the bottom: the tables above it and the write's own can be
     // merged without it.
     let locked = before[1].clone();
     let lock = stack(dir).join(format!("{locked}.lock"));
@@ -386,7 +387,7 @@ fn compaction_past_locked_table(env: &Env, dir: &Path) -> Result<Outcome, String
     }
     if after.len() == before.len() + 1 {
         return Ok(Outcome::NotForced(
-            "git compacted nothing (before 2.46)".into(),
+            "git compacted nothing past the lock (as gits before 2.46 do)".into(),
         ));
     }
     match stray_files(&stack(dir))? {

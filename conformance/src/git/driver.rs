@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use super::wrapper::Wrapper;
-
 use reftable_testkit::process::{kill_pid, output_with_deadline, with_deadline_killing, Deadline};
 pub use reftable_testkit::process::{run_in_group, run_in_group_capturing, Exit, Group};
+
+use super::wrapper::Wrapper;
 
 /// Base committer time of a case (git's `test_tick` start); steps add 60 s each.
 pub const BASE_TIME: u64 = 1_112_911_993;
@@ -174,9 +174,9 @@ impl Git {
         self.wrapper.as_ref().map_or(&self.bin, |w| &w.program)
     }
 
-    /// The wrapper script `bin` is, read, if running its binary directly with its
-    /// environment makes git see the same environment as running the script does (what git
-    /// passes to a shell alias is compared).
+    /// `bin` read as a wrapper script, when its binary started directly with the script's
+    /// environment gets the environment the script gives it (compared: what git hands a
+    /// shell alias).
     fn equivalent_wrapper(&self) -> Option<Wrapper> {
         let mut head = [0u8; 2];
         let mut f = std::fs::File::open(&self.bin).ok()?;
