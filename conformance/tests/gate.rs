@@ -40,7 +40,7 @@ fn bounded_gate_has_no_unexpected_divergence() {
 fn expected_divergences_still_reproduce() {
     let Some(env) = common::env() else { return };
     let known = ExpectedSet::load(&registry::default_path()).unwrap();
-    let stale = conformance::run::stale::stale(&known, &env);
+    let stale = conformance::run::stale::stale(&known, &env, 2);
     assert!(stale.is_empty(), "{stale:#?}");
     eprintln!(
         "{} known divergences in range of git {}, all reproduce",
@@ -49,6 +49,43 @@ fn expected_divergences_still_reproduce() {
             .count(),
         env.profile.version
     );
+}
+
+/// The stale check names every entry whose recorded case no longer shows it, in the
+/// registry's order, with its replays spread over threads: here, entries in range of this
+/// git made to expect a detail no case shows.
+#[test]
+fn the_stale_check_names_each_entry_that_stops_reproducing() {
+    let Some(env) = common::env() else { return };
+    let path = registry::default_path();
+    let known = ExpectedSet::load(&path).unwrap();
+    let version = env.profile.git_version();
+    let ids: Vec<String> = (known.in_range_of(&version, Mode::Run))
+        .take(3)
+        .map(|e| e.id.clone())
+        .collect();
+    if ids.is_empty() {
+        eprintln!("no known divergence in range of git {version}: nothing to replay");
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut entries: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    entries.retain(|e| ids.iter().any(|id| e["id"] == id.as_str()));
+    for e in &mut entries {
+        let case = known.resolve(e["case"].as_str().unwrap());
+        e["case"] = case.display().to_string().into();
+        e["detail_contains"] = "a detail no case shows".into();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let changed = dir.path().join("expected.json");
+    std::fs::write(&changed, serde_json::to_string(&entries).unwrap()).unwrap();
+    let changed = ExpectedSet::load(&changed).unwrap();
+    let stale = conformance::run::stale::stale(&changed, &env, 2);
+    let named: Vec<&str> = (stale.iter())
+        .filter_map(|l| l.strip_prefix("known divergence "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(named, ids, "{stale:#?}");
 }
 
 /// Every case under `regressions/` (divergences found by the gate and fixed, in us or in the

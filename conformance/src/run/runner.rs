@@ -204,7 +204,7 @@ fn new_report(envs: &[Env], known: &ExpectedSet, cfg: &RunConfig) -> Report {
     };
     for env in envs {
         let p = &env.profile;
-        let stale = crate::run::stale::stale(known, env);
+        let stale = crate::run::stale::stale(known, env, cfg.jobs);
         report.stale_expected += stale.len() as u64;
         report.gits.push(GitSection {
             path: env.git.bin().display().to_string(),

@@ -7,40 +7,45 @@ use crate::cases::casedir::CaseFile;
 use crate::cases::executor::fit;
 use crate::defects::registry::{matches, Expected, ExpectedSet, Mode};
 use crate::git::profile::Profile;
+use crate::lanes::map_in_lanes;
 use crate::setup::env::Env;
 
-/// Replay every run-mode entry in range of `env`'s git; returns one line for each that no
-/// longer reproduces (or cannot be replayed).
-pub fn stale(known: &ExpectedSet, env: &Env) -> Vec<String> {
+/// Replay every run-mode entry in range of `env`'s git, on `lanes` threads; returns one
+/// line for each that no longer reproduces (or cannot be replayed), in the registry's order.
+pub fn stale(known: &ExpectedSet, env: &Env, lanes: usize) -> Vec<String> {
     let v = env.profile.git_version();
-    let mut out = Vec::new();
     // A concurrency defect depends on the scheduler: its case keeps the interleaving, but
     // no serial replay shows it (its git-only reproducer does, most runs); migrate and
     // damaged entries have no case of generated operations.
     // A defect only a sanitizer build shows is asked only of a git built with it, and one
     // only a checking allocator shows not of a build without one.
     let shows = |e: &&Expected| e.shows_on(&env.profile.sanitizers);
-    for e in known.in_range_of(&v, Mode::Run).filter(shows) {
-        let dir = known.resolve(&e.case);
-        let file = CaseFile::read(&dir);
-        // A case this git cannot run as it was recorded (options it has no config for,
-        // commands it lacks) says nothing of the defect here: its reproducer does.
-        if file.as_ref().is_ok_and(|c| !replayable(&env.profile, c)) {
-            continue;
-        }
-        let r = file.and_then(|c| replay_concrete(env, c.options, &c.ops));
-        match r {
-            Ok(r) if r.divergences.iter().any(|d| matches(e, d)) => {}
-            Ok(_) => out.push(format!(
-                "known divergence {} ({}) no longer reproduces on git {v}: remove it from {} or narrow its versions",
-                e.id,
-                e.versions,
-                known.path.display()
-            )),
-            Err(err) => out.push(format!("known divergence {}: cannot replay {}: {err}", e.id, dir.display())),
-        }
+    let entries: Vec<&Expected> = known.in_range_of(&v, Mode::Run).filter(shows).collect();
+    let verdicts = map_in_lanes(&entries, lanes, |_, e| stale_line(known, env, e));
+    verdicts.into_iter().flatten().collect()
+}
+
+/// Whether the entry `e` still reproduces on `env`'s git: `None`, or the line that says it
+/// does not (or cannot be replayed).
+fn stale_line(known: &ExpectedSet, env: &Env, e: &Expected) -> Option<String> {
+    let v = env.profile.git_version();
+    let dir = known.resolve(&e.case);
+    let file = CaseFile::read(&dir);
+    // A case this git cannot run as it was recorded (options it has no config for,
+    // commands it lacks) says nothing of the defect here: its reproducer does.
+    if file.as_ref().is_ok_and(|c| !replayable(&env.profile, c)) {
+        return None;
     }
-    out
+    match file.and_then(|c| replay_concrete(env, c.options, &c.ops)) {
+        Ok(r) if r.divergences.iter().any(|d| matches(e, d)) => None,
+        Ok(_) => Some(format!(
+            "known divergence {} ({}) no longer reproduces on git {v}: remove it from {} or narrow its versions",
+            e.id,
+            e.versions,
+            known.path.display()
+        )),
+        Err(err) => Some(format!("known divergence {}: cannot replay {}: {err}", e.id, dir.display())),
+    }
 }
 
 /// Whether the git of `profile` runs the case `c` as it was recorded: with its options (a git
