@@ -191,17 +191,19 @@ mod tests {
         }
     }
 
+    /// A new repository in `dir` with `key` set to `value` in its config, and the twin on it.
+    fn twin_with(dir: &Path, key: &str, value: &str) -> Twin {
+        let repo = Repository::init(dir).unwrap();
+        repo.config().unwrap().set_str(key, value).unwrap();
+        Twin::open(dir).unwrap()
+    }
+
     /// The twin reads its repository's configuration and no other: not the machine's global
     /// or system files, which the gits do not read either.
     #[test]
     fn the_twin_reads_only_its_repository_config() {
         let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        repo.config()
-            .unwrap()
-            .set_str("core.twinprobe", "local")
-            .unwrap();
-        let twin = Twin::open(dir.path()).unwrap();
+        let twin = twin_with(dir.path(), "core.twinprobe", "local");
         let config = twin.repo.config().unwrap();
         assert_eq!(config.get_string("core.twinprobe").unwrap(), "local");
         let mut levels = Vec::new();
@@ -229,13 +231,8 @@ mod tests {
     #[test]
     fn a_write_it_reports_done_reads_back() {
         let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
         // As the twin's repository is made: no reflogs.
-        repo.config()
-            .unwrap()
-            .set_bool("core.logAllRefUpdates", false)
-            .unwrap();
-        let twin = Twin::open(dir.path()).unwrap();
+        let twin = twin_with(dir.path(), "core.logAllRefUpdates", "false");
         let a = "a".repeat(40);
         for len in [100, 1023, 1024, 4035] {
             let name = crate::cases::generate::name_of_length(len, "t");

@@ -562,9 +562,7 @@ fn wait_for_stop(group: &mut Group, log: &Path, limit: Duration) -> Option<Strin
 /// The update-index range of each table `tables.list` names, from the names
 /// (`0x<min>-0x<max>-<random>.ref`).
 fn table_ranges(stack: &Path) -> Result<Vec<(u64, u64)>, String> {
-    let list = std::fs::read_to_string(stack.join("tables.list"))
-        .map_err(|e| format!("{}: {e}", stack.display()))?;
-    list.lines()
+    (listed(stack)?.iter())
         .map(|name| {
             let mut parts = name.split('-');
             let mut index = || {
@@ -589,13 +587,12 @@ fn with_append(ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
 
 /// A file in the stack directory that is neither `tables.list` nor a table it names.
 fn stray_files(stack: &Path) -> Result<Option<String>, String> {
-    let list = std::fs::read_to_string(stack.join("tables.list")).unwrap_or_default();
-    let listed: Vec<&str> = list.lines().collect();
+    let names = listed(stack).unwrap_or_default();
     let entries = std::fs::read_dir(stack).map_err(|e| format!("{}: {e}", stack.display()))?;
     let mut stray: Vec<String> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "tables.list" && !listed.contains(&n.as_str()))
+        .filter(|n| n != "tables.list" && !names.contains(n))
         .collect();
     stray.sort();
     Ok((!stray.is_empty()).then(|| format!("left in the stack directory: {}", stray.join(", "))))
